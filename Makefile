@@ -1,0 +1,75 @@
+# Two commands set everything up on a fresh machine: `make demo` and `make test`.
+# Each bootstraps what it needs: sbt (build/sbt fetches its launcher with mvn), a .venv with
+# pyspark==4.3.0 (whose jars are the Spark that sbt compiles against), the jar and the wheel.
+
+PYTHON      ?= python3
+VENV        := .venv
+PY          := $(VENV)/bin/python
+SBT         := build/sbt
+VERSION     := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' python/rangejoin/_version.py)
+JAR         := target/scala-2.13/rangejoin-spark_2.13-$(VERSION).jar
+WHEEL       := dist/spark_rangejoin-$(VERSION)-py3-none-any.whl
+VENV_STAMP  := $(VENV)/.installed
+SCALA_MAIN  := $(shell find scala/src/main -type f 2>/dev/null)
+PY_SOURCES  := $(shell find python/rangejoin -name '*.py' 2>/dev/null) pyproject.toml
+
+# The Python packages the build, the tests and the benchmarks use; pinned for repeatable runs.
+PY_DEPS     := pyspark==4.3.0 pytest==9.2.0 duckdb==2.0.0
+
+.PHONY: all venv jar wheel install demo test scala-test py-test bench publish-m2 clean
+
+all: wheel
+
+venv: $(VENV_STAMP)
+$(VENV_STAMP):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet $(PY_DEPS)
+	touch $@
+
+jar: $(JAR)
+$(JAR): $(VENV_STAMP) build.sbt project/build.properties $(SCALA_MAIN)
+	$(SBT) package
+	touch $@
+
+# The wheel carries the jar as package data (python/rangejoin/jars/, never committed).
+wheel: $(WHEEL)
+$(WHEEL): $(JAR) $(PY_SOURCES)
+	rm -rf python/rangejoin/jars dist build/lib python/*.egg-info
+	mkdir -p python/rangejoin/jars
+	cp $(JAR) python/rangejoin/jars/
+	$(PY) -m pip wheel --quiet --no-deps --wheel-dir dist .
+	rm -rf build/lib python/*.egg-info
+
+# Installs the wheel into .venv, as a user would: pytest imports rangejoin from site-packages.
+install: $(VENV)/.wheel-installed
+$(VENV)/.wheel-installed: $(WHEEL)
+	$(PY) -m pip install --quiet --no-deps --force-reinstall $(WHEEL)
+	touch $@
+
+demo: install
+	$(PY) bench/demo.py
+
+# One sbt start builds the jar and runs every ScalaTest suite; then the Python suites run
+# against the installed wheel.
+test: $(VENV_STAMP)
+	$(SBT) package test
+	touch $(JAR)
+	$(MAKE) --no-print-directory py-test
+
+scala-test: $(VENV_STAMP)
+	$(SBT) test
+
+py-test: install
+	$(PY) -m pytest -q tests
+
+bench: install
+	$(PY) bench/bench.py
+
+# Lets `spark-submit --packages io.rangejoin:rangejoin-spark_2.13:$(VERSION)` resolve from ~/.m2.
+publish-m2: $(VENV_STAMP)
+	$(SBT) publishM2
+
+clean:
+	rm -rf target project/target project/project dist build/lib python/rangejoin/jars \
+	       python/*.egg-info $(VENV)

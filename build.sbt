@@ -1,0 +1,110 @@
+// rangejoin: fast range (inequality) joins for Apache Spark.
+//
+// Spark 4.3.0 is compiled against, and tested with, the jars that PyPI's pyspark==4.3.0 ships
+// (its pyspark/jars folder): that is the release rangejoin targets, and the Makefile installs it
+// into .venv before sbt runs. Spark is never packaged or listed in the pom: it is `provided` by
+// whatever Spark the user runs.
+
+import java.nio.file.Files
+import scala.jdk.CollectionConverters._
+
+val sparkVersion = "4.3.0"
+// The newest Spark test-jars (QueryTest, SharedSparkSession, Spark's own join suites) that
+// Maven Central has; they run against the 4.3.0 runtime above.
+val sparkTestJarsVersion = "4.2.0"
+
+lazy val projectVersion: String = {
+  val versionFile = file("python/rangejoin/_version.py")
+  val Version = """__version__\s*=\s*"([^"]+)"""".r
+  IO.readLines(versionFile).collectFirst { case l if Version.findFirstIn(l).isDefined =>
+    Version.findFirstMatchIn(l).get.group(1)
+  }.getOrElse(sys.error(s"no __version__ in $versionFile"))
+}
+
+/** The pyspark package folder (SPARK_HOME) whose jars/ holds Spark 4.3.0. */
+lazy val pysparkHome = settingKey[File]("pyspark==4.3.0 install that provides Spark's jars")
+
+ThisBuild / organization := "io.rangejoin"
+ThisBuild / version := projectVersion
+ThisBuild / scalaVersion := "2.13.18"
+
+// Spark's own list (JavaModuleOptions) of the JDK internals it needs opened on Java 17.
+val sparkJavaOptions = Seq(
+  "-XX:+IgnoreUnrecognizedVMOptions",
+  "--add-modules=jdk.incubator.vector",
+  "--add-opens=java.base/java.lang=ALL-UNNAMED",
+  "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
+  "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+  "--add-opens=java.base/java.io=ALL-UNNAMED",
+  "--add-opens=java.base/java.net=ALL-UNNAMED",
+  "--add-opens=java.base/java.nio=ALL-UNNAMED",
+  "--add-opens=java.base/java.util=ALL-UNNAMED",
+  "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+  "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
+  "--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED",
+  "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+  "--add-opens=java.base/sun.nio.cs=ALL-UNNAMED",
+  "--add-opens=java.base/sun.security.action=ALL-UNNAMED",
+  "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED",
+  "-Djdk.reflect.useDirectMethodHandle=false",
+  "-Dio.netty.tryReflectionSetAccessible=true",
+  "-Dio.netty.allocator.type=pooled",
+  "-Dio.netty.handler.ssl.defaultEndpointVerificationAlgorithm=NONE",
+  "--enable-native-access=ALL-UNNAMED"
+)
+
+lazy val root = (project in file("."))
+  .settings(
+    name := "rangejoin-spark",
+    javacOptions ++= Seq("--release", "17"),
+    scalacOptions ++= Seq("-release", "17", "-deprecation", "-feature", "-unchecked",
+      "-Wunused:imports,privates,locals"),
+
+    Compile / scalaSource := baseDirectory.value / "scala" / "src" / "main" / "scala",
+    Compile / resourceDirectory := baseDirectory.value / "scala" / "src" / "main" / "resources",
+    Test / scalaSource := baseDirectory.value / "scala" / "src" / "test" / "scala",
+    Test / resourceDirectory := baseDirectory.value / "scala" / "src" / "test" / "resources",
+
+    pysparkHome := {
+      val fromEnv = sys.env.get("RANGEJOIN_PYSPARK_HOME").map(file)
+      def fromVenv = (baseDirectory.value / ".venv" / "lib").listFiles().toSeq
+        .filter(_.getName.startsWith("python")).map(_ / "site-packages" / "pyspark")
+        .find(_.isDirectory)
+      fromEnv.orElse(Option(baseDirectory.value / ".venv" / "lib").filter(_.isDirectory)
+        .flatMap(_ => fromVenv)).getOrElse(sys.error(
+        "Spark 4.3.0 not found: run `make venv` (it installs pyspark==4.3.0 into .venv), " +
+        "or point RANGEJOIN_PYSPARK_HOME at a pyspark 4.3.0 package folder"))
+    },
+    // Spark is provided: on the compile and test classpaths, never in the jar or the pom.
+    Compile / unmanagedJars ++= {
+      val jars = (pysparkHome.value / "jars" * "*.jar").classpath
+      val core = jars.map(_.data.getName).find(_.startsWith("spark-core_2.13-"))
+      if (!core.contains(s"spark-core_2.13-$sparkVersion.jar")) sys.error(
+        s"${pysparkHome.value} does not hold Spark $sparkVersion (found ${core.getOrElse("no spark-core")})")
+      jars
+    },
+    autoScalaLibrary := false,
+    libraryDependencies ++= Seq(
+      "org.scala-lang" % "scala-library" % scalaVersion.value % Provided,
+      "org.scalatest" %% "scalatest" % "3.2.19" % Test
+    ) ++ Seq("spark-core", "spark-catalyst", "spark-sql").map { m =>
+      ("org.apache.spark" %% m % sparkTestJarsVersion % Test classifier "tests").intransitive()
+    },
+
+    Test / fork := true,
+    Test / parallelExecution := false,
+    Test / javaOptions ++= sparkJavaOptions ++ Seq(
+      "-Xmx4g", "-XX:+UseParallelGC",
+      "-Dspark.testing=true",
+      s"-Dspark.test.home=${pysparkHome.value}"),
+    // local-cluster masters start executor JVMs from SPARK_HOME's jars.
+    Test / envVars ++= Map(
+      "SPARK_HOME" -> pysparkHome.value.getAbsolutePath,
+      "SPARK_SCALA_VERSION" -> "2.13",
+      "SPARK_TESTING" -> "1"),
+    Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oDF"),
+
+    publishMavenStyle := true,
+    pomIncludeRepository := (_ => false),
+    licenses := Seq("Apache-2.0" -> url("https://www.apache.org/licenses/LICENSE-2.0"))
+  )
