@@ -1,0 +1,82 @@
+package rangejoin.execution
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, Predicate, UnsafeProjection}
+
+/**
+ * What a task needs to run its part of a piecewise merge join, and nothing of the plan: it is
+ * shipped to executors in task closures.
+ *
+ * @param semantics      the join type, from the streamed and buffered points of view
+ * @param op             the range predicate read as `streamed op buffered`
+ * @param streamedKey    the streamed side's key, over the streamed output
+ * @param residual       the other conjuncts of the condition, over `left ++ right`
+ * @param condition      the whole condition, for a buffer left unsorted (see [[SortedBuffer]])
+ * @param exists         the flag attribute of an existence join
+ */
+final case class JoinSpec(
+    semantics: JoinSemantics,
+    op: RangeOp,
+    streamedKey: Expression,
+    residual: Option[Expression],
+    condition: Expression,
+    left: Seq[Attribute],
+    right: Seq[Attribute],
+    output: Seq[Attribute],
+    exists: Option[Attribute],
+    streamedIsLeft: Boolean) {
+
+  private def streamedOutput: Seq[Attribute] = if (streamedIsLeft) left else right
+
+  /**
+   * Joins one partition of streamed rows with the broadcast buffer. With `marks`, records which
+   * buffered rows matched instead of emitting anything (the marking pass).
+   */
+  def streamedPass(
+      rows: Iterator[InternalRow],
+      payload: Array[InternalRow],
+      partitionIndex: Int,
+      marks: Option[Matches]): Iterator[InternalRow] = {
+    val buffer = new SortedBuffer(payload)
+    val (finder, filter) = if (buffer.isSorted) {
+      val keys = KeyCodec(streamedKey.dataType).sortedKeys(buffer.storedKeys)
+      val keyOf = UnsafeProjection.create(Seq(streamedKey), streamedOutput)
+      // Spark compares a streamed key only with buffered rows, and skips the comparison's second
+      // operand when the first is NULL: with no buffered key to compare, the streamed key is not
+      // evaluated either, so an expression that could fail on this row does not.
+      (new SortedRunFinder(keys, op, keyOf, probe = keys.size > 0), residual)
+    } else {
+      (new EveryRowFinder(buffer.numRows), Some(condition))
+    }
+    val passes = filter.map { e =>
+      val predicate = Predicate.create(e, left ++ right)
+      predicate.initialize(partitionIndex)
+      predicate.eval _
+    }
+    val emitting = marks.isEmpty
+    new StreamedJoinIterator(
+      rows, finder, buffer, passes, newOutput(), streamedIsLeft,
+      emitPairs = emitting && semantics.emitsPairs,
+      streamedEmit = if (emitting) semantics.streamed else RowEmit.Never,
+      marks)
+  }
+
+  /**
+   * Emits the buffered rows [from, until) on their own, as the join type says given `matches`,
+   * the merged marks of every streamed partition.
+   */
+  def bufferedPass(
+      payload: Array[InternalRow],
+      from: Int,
+      until: Int,
+      matches: Matches): Iterator[InternalRow] = {
+    val buffer = new SortedBuffer(payload)
+    val out = newOutput()
+    val bufferedIsLeft = !streamedIsLeft
+    (from until math.min(until, buffer.numRows)).iterator
+      .map(i => out.alone(buffer.row(i), bufferedIsLeft, semantics.buffered, matches.isMarked(i)))
+      .filter(_ != null)
+  }
+
+  private def newOutput(): JoinOutput = new JoinOutput(output, left, right, exists, streamedIsLeft)
+}

@@ -1,0 +1,42 @@
+package rangejoin.execution
+
+/**
+ * Which buffered rows had a passing pair: in one task, then merged over all tasks through Spark
+ * (executors are separate JVMs; nothing is shared in process).
+ *
+ * Without a residual, every candidate of a run passes, so a whole run is marked at once. The runs
+ * of one join all touch the same end of the buffered rows, so their union is one interval
+ * [lo, hi) and marking a run costs O(1) whatever its length. Rows marked one by one (a residual
+ * decided) go to a bitset. A run that does not touch the interval (never produced by the finders
+ * here, but cheap to get right) is recorded row by row.
+ */
+final class Matches extends Serializable {
+
+  private var lo = 0
+  private var hi = 0 // [lo, hi) empty while lo == hi
+  private val bits = new java.util.BitSet
+
+  def markRun(from: Int, until: Int): Unit = {
+    if (from >= until) return
+    if (lo == hi) {
+      lo = from
+      hi = until
+    } else if (from <= hi && until >= lo) {
+      lo = math.min(lo, from)
+      hi = math.max(hi, until)
+    } else {
+      bits.set(from, until)
+    }
+  }
+
+  def mark(i: Int): Unit = bits.set(i)
+
+  def isMarked(i: Int): Boolean = (i >= lo && i < hi) || bits.get(i)
+
+  /** Adds the marks of `other` to these, and returns these. */
+  def merge(other: Matches): Matches = {
+    markRun(other.lo, other.hi)
+    bits.or(other.bits)
+    this
+  }
+}

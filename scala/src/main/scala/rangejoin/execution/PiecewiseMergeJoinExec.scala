@@ -1,0 +1,168 @@
+package rangejoin.execution
+
+import org.apache.spark.broadcast.Broadcast
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Expression}
+import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight, BuildSide}
+import org.apache.spark.sql.catalyst.plans._
+import org.apache.spark.sql.catalyst.plans.physical._
+import org.apache.spark.sql.execution.{BinaryExecNode, ExplainUtils, SparkPlan}
+import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
+
+/**
+ * A join whose condition holds one inequality between the two sides, `leftKey op rightKey`, and
+ * any residual conjuncts. It replaces BroadcastNestedLoopJoin's O(N x M) comparisons with a sort
+ * of the buffered (broadcast) side, once per broadcast, and a binary search per streamed row:
+ * {{{
+ *   buffered, sorted on the driver:   b.key  1   3   3   5   8  | NULL NULL
+ *                                                                 (never match)
+ *   streamed row s, s.key = 4, condition s.key > b.key:
+ *     search for the first key >= 4  ->  run [1, 3, 3]           (prefix, 3 candidates)
+ *     residual on each candidate     ->  pairs; s's own output (outer, semi, anti, existence)
+ * }}}
+ * Streamed partitions are joined where they are, with no shuffle, each by one lazy
+ * [[StreamedJoinIterator]]. Where the buffered side's rows are output on their own (the preserved
+ * side of an outer join; semi, anti and existence joins that buffer the left side), a first job
+ * marks which buffered rows matched, merged through Spark across every partition and executor,
+ * and the buffered rows are then emitted once, in a separate set of partitions.
+ *
+ * Cost: O(M log M) to sort the buffered side, O(log M) per streamed row, plus the candidate pairs
+ * (the output, when there is no residual). The buffered side must fit in a broadcast; the planner
+ * leaves the join to Spark when it does not.
+ *
+ * @param leftKey   the range predicate's operand over the left side
+ * @param op        the range predicate, read as `leftKey op rightKey`
+ * @param rightKey  the range predicate's operand over the right side
+ * @param residual  the condition's other conjuncts, in their original order
+ * @param condition the whole join condition: what the join means, whatever the strategy
+ */
+case class PiecewiseMergeJoinExec(
+    leftKey: Expression,
+    op: RangeOp,
+    rightKey: Expression,
+    residual: Option[Expression],
+    condition: Expression,
+    joinType: JoinType,
+    buildSide: BuildSide,
+    left: SparkPlan,
+    right: SparkPlan) extends BinaryExecNode {
+
+  private val semantics = JoinSemantics(joinType, buildSide).getOrElse(
+    throw new IllegalArgumentException(s"$nodeName does not handle $joinType joins with $buildSide"))
+
+  private def streamedIsLeft: Boolean = buildSide == BuildRight
+  private def streamed: SparkPlan = if (streamedIsLeft) left else right
+  private def buffered: SparkPlan = if (streamedIsLeft) right else left
+
+  override lazy val metrics: Map[String, SQLMetric] = Map(
+    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"))
+
+  override def output: Seq[Attribute] = joinType match {
+    case _: InnerLike => left.output ++ right.output
+    case LeftOuter => left.output ++ right.output.map(_.withNullability(true))
+    case RightOuter => left.output.map(_.withNullability(true)) ++ right.output
+    case FullOuter => (left.output ++ right.output).map(_.withNullability(true))
+    case j: ExistenceJoin => left.output :+ j.exists
+    case LeftExistence(_) => left.output
+    case other => throw new IllegalArgumentException(s"$nodeName does not handle $other joins")
+  }
+
+  /** The broadcast the buffered side needs: sorted by its key. */
+  def bufferedMode: SortedBroadcastMode = {
+    val key = if (streamedIsLeft) rightKey else leftKey
+    SortedBroadcastMode(BindReferences.bindReference(key, buffered.output))
+  }
+
+  override def requiredChildDistribution: Seq[Distribution] = buildSide match {
+    case BuildLeft => BroadcastDistribution(bufferedMode) :: UnspecifiedDistribution :: Nil
+    case BuildRight => UnspecifiedDistribution :: BroadcastDistribution(bufferedMode) :: Nil
+  }
+
+  // Only rows of the streamed side keep their partitions; buffered rows output on their own come
+  // from partitions of their own.
+  override def outputPartitioning: Partitioning =
+    if (semantics.needsBufferedMatches) UnknownPartitioning(streamed.outputPartitioning.numPartitions)
+    else streamed.outputPartitioning
+
+  override def simpleString(maxFields: Int): String =
+    s"$nodeName $joinType, $buildSide, ($leftKey $op $rightKey)" +
+      residual.map(r => s", residual: $r").getOrElse("")
+
+  override def verboseStringWithOperatorId(): String =
+    s"""|$formattedNodeName
+        |${ExplainUtils.generateFieldString("Range predicate", s"$leftKey $op $rightKey")}
+        |${ExplainUtils.generateFieldString("Residual", residual.toSeq)}
+        |${ExplainUtils.generateFieldString("Join type", joinType)}
+        |${ExplainUtils.generateFieldString("Build side", buildSide)}
+        |""".stripMargin
+
+  private def joinSpec: JoinSpec = JoinSpec(
+    semantics,
+    op = if (streamedIsLeft) op else op.flip,
+    streamedKey = if (streamedIsLeft) leftKey else rightKey,
+    residual = residual,
+    condition = condition,
+    left = left.output,
+    right = right.output,
+    output = output,
+    exists = joinType match {
+      case ExistenceJoin(exists) => Some(exists)
+      case _ => None
+    },
+    streamedIsLeft = streamedIsLeft)
+
+  protected override def doExecute(): RDD[InternalRow] = {
+    val payload = buffered.executeBroadcast[Array[InternalRow]]()
+    val streamedRows = streamed.execute()
+    val spec = joinSpec
+
+    val streamedOutput = if (semantics.streamedPassEmits) {
+      Some(streamedRows.mapPartitionsWithIndex { (index, rows) =>
+        spec.streamedPass(rows, payload.value, index, marks = None)
+      })
+    } else None
+
+    val bufferedOutput = if (semantics.needsBufferedMatches) {
+      val matches = streamedRows.mapPartitionsWithIndex { (index, rows) =>
+        val marks = new Matches
+        spec.streamedPass(rows, payload.value, index, Some(marks)).foreach(_ => ())
+        Iterator.single(marks)
+      }.treeAggregate(new Matches)((a, b) => a.merge(b), (a, b) => a.merge(b))
+      Some(emitBuffered(spec, payload, matches))
+    } else None
+
+    val parts = streamedOutput.toSeq ++ bufferedOutput
+    val joined = if (parts.size == 1) parts.head else sparkContext.union(parts)
+    val numOutputRows = longMetric("numOutputRows")
+    joined.mapPartitions { rows =>
+      rows.map { row =>
+        numOutputRows += 1
+        row
+      }
+    }
+  }
+
+  /** The buffered rows' own output, in slices of the buffer read from the broadcast. */
+  private def emitBuffered(
+      spec: JoinSpec,
+      payload: Broadcast[Array[InternalRow]],
+      matches: Matches): RDD[InternalRow] = {
+    val numRows = payload.value.length - 1
+    val slices = math.max(1, math.min(sparkContext.defaultParallelism,
+      (numRows + PiecewiseMergeJoinExec.RowsPerBufferedSlice - 1) / PiecewiseMergeJoinExec.RowsPerBufferedSlice))
+    val bounds = (0 to slices).map(i => (numRows.toLong * i / slices).toInt)
+    sparkContext.parallelize(bounds.zip(bounds.tail), slices).mapPartitions { ranges =>
+      ranges.flatMap { case (from, until) => spec.bufferedPass(payload.value, from, until, matches) }
+    }
+  }
+
+  override protected def withNewChildrenInternal(
+      newLeft: SparkPlan, newRight: SparkPlan): PiecewiseMergeJoinExec =
+    copy(left = newLeft, right = newRight)
+}
+
+object PiecewiseMergeJoinExec {
+  /** Buffered rows per partition of the buffered side's own output. */
+  private val RowsPerBufferedSlice = 65536
+}

@@ -1,0 +1,106 @@
+package rangejoin.execution
+
+import org.apache.spark.sql.catalyst.InternalRow
+
+/**
+ * The join driver for one partition of the streamed side: for each streamed row it asks the
+ * [[CandidateFinder]] for the run of candidate buffered rows, evaluates the residual on each
+ * candidate pair, and emits what [[JoinSemantics]] asks for. It knows nothing of join types
+ * beyond that, and nothing of plans.
+ * {{{
+ *   for each streamed row s:
+ *     [from, until) = finder.find(s)
+ *     for b in buffered[from, until):
+ *       if residual(s, b): matched = true; mark b; emit pair (s, b) if pairs are output
+ *     emit s alone as `streamedEmit` says, given matched
+ * }}}
+ * Output is pulled one row at a time: nothing is buffered beyond the row being returned.
+ *
+ * Two modes share this loop. The output pass emits pairs and streamed rows. The marking pass
+ * (`marks` set, nothing emitted) records which buffered rows matched, for the buffered side's
+ * output after every partition is done; it may skip candidates already marked, since their fate
+ * is settled.
+ *
+ * Work per streamed row: one search, plus one residual evaluation per candidate. With no
+ * residual every candidate passes, so a row whose pairs are not output costs the search alone.
+ */
+final class StreamedJoinIterator(
+    streamed: Iterator[InternalRow],
+    finder: CandidateFinder,
+    buffered: SortedBuffer,
+    residual: Option[InternalRow => Boolean],
+    out: JoinOutput,
+    streamedIsLeft: Boolean,
+    emitPairs: Boolean,
+    streamedEmit: RowEmit,
+    marks: Option[Matches]) extends Iterator[InternalRow] {
+
+  private[this] val markOnly = marks.isDefined && !emitPairs && streamedEmit == RowEmit.Never
+  private[this] val passes = residual.orNull
+  private[this] val matches = marks.orNull
+
+  private[this] var current: InternalRow = _ // the streamed row whose run is being scanned
+  private[this] var pos = 0
+  private[this] var end = 0
+  private[this] var matched = false
+  private[this] var pending: InternalRow = _ // the next output row, once found
+
+  override def hasNext: Boolean = pending != null || advance()
+
+  override def next(): InternalRow = {
+    if (!hasNext) throw new NoSuchElementException("end of join output")
+    val row = pending
+    pending = null
+    row
+  }
+
+  /** Finds the next output row into `pending`; false when the streamed rows are exhausted. */
+  private def advance(): Boolean = {
+    while (true) {
+      if (current == null) {
+        if (!streamed.hasNext) return false
+        start(streamed.next())
+      }
+      if (scanRun()) return true
+      pending = out.alone(current, streamedIsLeft, streamedEmit, matched)
+      current = null
+      if (pending != null) return true
+    }
+    false
+  }
+
+  private def start(row: InternalRow): Unit = {
+    current = row
+    finder.find(row)
+    pos = finder.from
+    end = finder.until
+    matched = false
+    if (passes == null) {
+      // Every candidate passes: the row's fate and its marks are known without a scan.
+      matched = pos < end
+      if (matches != null) matches.markRun(pos, end)
+      if (!emitPairs) pos = end
+    }
+  }
+
+  /** Scans the current run up to the next output pair; true when one is pending. */
+  private def scanRun(): Boolean = {
+    while (pos < end) {
+      val i = pos
+      pos += 1
+      if (!(markOnly && matches.isMarked(i))) {
+        val pair = out.arrange(current, buffered.row(i))
+        if (passes == null || passes(pair)) {
+          matched = true
+          if (matches != null && passes != null) matches.mark(i)
+          if (emitPairs) {
+            pending = out.pair()
+            return true
+          }
+          if (!markOnly) pos = end // semi, anti, existence: one passing pair decides
+        }
+      }
+    }
+    false
+  }
+}

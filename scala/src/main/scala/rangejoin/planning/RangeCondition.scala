@@ -1,0 +1,60 @@
+package rangejoin.planning
+
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+
+import rangejoin.execution.{KeyCodec, RangeOp}
+
+/**
+ * A join condition split for a piecewise merge join: the conjunct `leftKey op rightKey` that
+ * drives it, each key over one side of the join only, and the other conjuncts, in their original
+ * order, as the residual.
+ */
+final case class RangeCondition(
+    leftKey: Expression,
+    op: RangeOp,
+    rightKey: Expression,
+    residual: Option[Expression])
+
+object RangeCondition extends PredicateHelper {
+
+  /**
+   * Splits `condition` on its first conjunct that compares an expression of one side with an
+   * expression of the other (`<`, `<=`, `>`, `>=`, either way round) with keys rangejoin can sort:
+   * deterministic, of a supported type, without subqueries. A conjunct that is not the first may
+   * drive only with keys that cannot fail (see [[CannotFail]]). None when no conjunct qualifies.
+   */
+  def split(condition: Expression, left: LogicalPlan, right: LogicalPlan): Option[RangeCondition] = {
+    val conjuncts = splitConjunctivePredicates(condition)
+    conjuncts.indices.iterator.flatMap { i =>
+      asRange(conjuncts(i), left, right)
+        .filter { case (l, _, r) => i == 0 || (CannotFail(l) && CannotFail(r)) }
+        .map { case (l, op, r) =>
+          RangeCondition(l, op, r, (conjuncts.take(i) ++ conjuncts.drop(i + 1)).reduceOption(And))
+        }
+    }.nextOption()
+  }
+
+  private def asRange(
+      conjunct: Expression,
+      left: LogicalPlan,
+      right: LogicalPlan): Option[(Expression, RangeOp, Expression)] = {
+    def oriented(a: Expression, op: RangeOp, b: Expression) = {
+      if (a.dataType != b.dataType || !KeyCodec.supports(a.dataType)) None
+      else if (isKey(a, left) && isKey(b, right)) Some((a, op, b))
+      else if (isKey(a, right) && isKey(b, left)) Some((b, op.flip, a))
+      else None
+    }
+    conjunct match {
+      case LessThan(a, b) => oriented(a, RangeOp.Lt, b)
+      case LessThanOrEqual(a, b) => oriented(a, RangeOp.Le, b)
+      case GreaterThan(a, b) => oriented(a, RangeOp.Gt, b)
+      case GreaterThanOrEqual(a, b) => oriented(a, RangeOp.Ge, b)
+      case _ => None
+    }
+  }
+
+  private def isKey(e: Expression, side: LogicalPlan): Boolean =
+    e.references.nonEmpty && e.references.subsetOf(side.outputSet) && e.deterministic &&
+      !SubqueryExpression.hasSubquery(e)
+}
