@@ -8,8 +8,9 @@ import org.apache.spark.sql.types.BooleanType
  * Builds the join's output rows: the pairs, and the rows of one side emitted on their own (padded
  * with NULLs, or flagged for an existence join). One instance per task: it reuses its rows.
  *
- * Pairs are laid out as the join's inputs are, left then right, whichever side is streamed, so
- * that the residual and the output projection bind to `left ++ right` as in Spark's own joins.
+ * Every output row is projected from a left part and a right part: the left row, then the right
+ * row (or NULLs), or for an existence join the left row and its flag. Pairs are laid out that way
+ * whichever side is streamed, so that the residual binds to `left ++ right` as in Spark's joins.
  */
 final class JoinOutput(
     output: Seq[Attribute],
@@ -20,9 +21,8 @@ final class JoinOutput(
 
   private[this] val joined = new JoinedRow
   // Padding puts NULLs where the inputs may say "never null": bind everything as nullable.
-  private[this] val projectJoined =
-    UnsafeProjection.create(output, (left ++ right).map(_.withNullability(true)))
-  private[this] val projectFlagged = exists.map(e => UnsafeProjection.create(output, left :+ e))
+  private[this] val project = UnsafeProjection.create(
+    output, (left ++ exists.map(Seq(_)).getOrElse(right)).map(_.withNullability(true)))
   private[this] val leftNulls = new GenericInternalRow(left.length)
   private[this] val rightNulls = new GenericInternalRow(right.length)
   private[this] val flag = new SpecificInternalRow(Seq(BooleanType))
@@ -32,7 +32,7 @@ final class JoinOutput(
     if (streamedIsLeft) joined(streamed, buffered) else joined(buffered, streamed)
 
   /** The output row of the pair last arranged. */
-  def pair(): InternalRow = projectJoined(joined)
+  def pair(): InternalRow = project(joined)
 
   /**
    * The output row for `row` of one side on its own, as `emit` says given `matched`; null when it
@@ -45,10 +45,10 @@ final class JoinOutput(
       case RowEmit.IfMatched => if (matched) padded(row, rowIsLeft) else null
       case RowEmit.WithMatchFlag =>
         flag.setBoolean(0, matched)
-        projectFlagged.get(joined(row, flag))
+        project(joined(row, flag))
     }
 
   // Semi and anti joins output the left side only: "padding" then projects the row itself.
   private def padded(row: InternalRow, rowIsLeft: Boolean): InternalRow =
-    projectJoined(if (rowIsLeft) joined(row, rightNulls) else joined(leftNulls, row))
+    project(if (rowIsLeft) joined(row, rightNulls) else joined(leftNulls, row))
 }

@@ -17,6 +17,7 @@ object CannotFail {
 
   def apply(e: Expression): Boolean = e match {
     case _: Attribute | _: Literal => true
+    case Not(child) => apply(child)
     case Cast(child, to, _, mode) =>
       (mode != EvalMode.ANSI || Cast.canUpCast(child.dataType, to)) && apply(child)
     case Add(l, r, context) => arithmetic(e.dataType, context.evalMode) && apply(l) && apply(r)
