@@ -105,6 +105,29 @@ lazy val root = (project in file("."))
     Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oDF"),
 
     publishMavenStyle := true,
+    // `make publish-m2` republishes the same version after every change.
+    publishM2Configuration := publishM2Configuration.value.withOverwrite(true),
     pomIncludeRepository := (_ => false),
+    // The pom says what a user's build needs: Spark 4.3.0, provided. Test-only dependencies (the
+    // 4.2.0 test-jars among them) are nobody else's business.
+    pomPostProcess := { pom =>
+      import scala.xml._
+      import scala.xml.transform._
+      val sparkProvided = Seq("spark-core", "spark-catalyst", "spark-sql").map { m =>
+        <dependency>
+          <groupId>org.apache.spark</groupId>
+          <artifactId>{m}_2.13</artifactId>
+          <version>{sparkVersion}</version>
+          <scope>provided</scope>
+        </dependency>
+      }
+      new RuleTransformer(new RewriteRule {
+        override def transform(node: Node): Seq[Node] = node match {
+          case d: Elem if d.label == "dependency" && (d \ "scope").text == "test" => Nil
+          case d: Elem if d.label == "dependencies" => d.copy(child = d.child ++ sparkProvided)
+          case other => other
+        }
+      }).transform(pom).head
+    },
     licenses := Seq("Apache-2.0" -> url("https://www.apache.org/licenses/LICENSE-2.0"))
   )
