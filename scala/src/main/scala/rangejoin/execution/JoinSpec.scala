@@ -10,6 +10,7 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, Predica
  * @param semantics      the join type, from the streamed and buffered points of view
  * @param op             the range predicate read as `streamed op buffered`
  * @param streamedKey    the streamed side's key, over the streamed output
+ * @param streamedKeyFirst whether the streamed key is the comparison's first operand as written
  * @param residual       the other conjuncts of the condition, over `left ++ right`
  * @param condition      the whole condition, for a buffer left unsorted (see [[SortedBuffer]])
  * @param exists         the flag attribute of an existence join
@@ -18,6 +19,7 @@ final case class JoinSpec(
     semantics: JoinSemantics,
     op: RangeOp,
     streamedKey: Expression,
+    streamedKeyFirst: Boolean,
     residual: Option[Expression],
     condition: Expression,
     left: Seq[Attribute],
@@ -41,10 +43,11 @@ final case class JoinSpec(
     val (finder, filter) = if (buffer.isSorted) {
       val keys = KeyCodec(streamedKey.dataType).sortedKeys(buffer.storedKeys)
       val keyOf = UnsafeProjection.create(Seq(streamedKey), streamedOutput)
-      // Spark compares a streamed key only with buffered rows, and skips the comparison's second
-      // operand when the first is NULL: with no buffered key to compare, the streamed key is not
-      // evaluated either, so an expression that could fail on this row does not.
-      (new SortedRunFinder(keys, op, keyOf, probe = keys.size > 0), residual)
+      // Spark evaluates a comparison on every pair, its second operand only when the first is not
+      // NULL. So a streamed key is evaluated when some buffered row exists (first operand) or has
+      // a key (second operand), and an expression that could fail on this row fails exactly then.
+      val probe = if (streamedKeyFirst) buffer.numRows > 0 else keys.size > 0
+      (new SortedRunFinder(keys, op, keyOf, probe), residual)
     } else {
       (new EveryRowFinder(buffer.numRows), Some(condition))
     }

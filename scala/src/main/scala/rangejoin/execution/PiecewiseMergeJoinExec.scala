@@ -34,6 +34,7 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
  * @param leftKey   the range predicate's operand over the left side
  * @param op        the range predicate, read as `leftKey op rightKey`
  * @param rightKey  the range predicate's operand over the right side
+ * @param leftKeyFirst whether `leftKey` is the first operand of the comparison as written
  * @param residual  the condition's other conjuncts, in their original order
  * @param condition the whole join condition: what the join means, whatever the strategy
  */
@@ -41,6 +42,7 @@ case class PiecewiseMergeJoinExec(
     leftKey: Expression,
     op: RangeOp,
     rightKey: Expression,
+    leftKeyFirst: Boolean,
     residual: Option[Expression],
     condition: Expression,
     joinType: JoinType,
@@ -79,11 +81,11 @@ case class PiecewiseMergeJoinExec(
     case BuildRight => UnspecifiedDistribution :: BroadcastDistribution(bufferedMode) :: Nil
   }
 
-  // Only rows of the streamed side keep their partitions; buffered rows output on their own come
-  // from partitions of their own.
+  // Pairs and streamed rows keep the streamed partitioning. Buffered rows output on their own come
+  // in partitions of their own, how many known only at run time: 0 is Spark's "unknown" (a count
+  // of 1 would claim a single partition, and a global aggregate above would skip its exchange).
   override def outputPartitioning: Partitioning =
-    if (semantics.needsBufferedMatches) UnknownPartitioning(streamed.outputPartitioning.numPartitions)
-    else streamed.outputPartitioning
+    if (semantics.needsBufferedMatches) UnknownPartitioning(0) else streamed.outputPartitioning
 
   override def simpleString(maxFields: Int): String =
     s"$nodeName $joinType, $buildSide, ($leftKey $op $rightKey)" +
@@ -92,15 +94,16 @@ case class PiecewiseMergeJoinExec(
   override def verboseStringWithOperatorId(): String =
     s"""|$formattedNodeName
         |${ExplainUtils.generateFieldString("Range predicate", s"$leftKey $op $rightKey")}
-        |${ExplainUtils.generateFieldString("Residual", residual.toSeq)}
-        |${ExplainUtils.generateFieldString("Join type", joinType)}
-        |${ExplainUtils.generateFieldString("Build side", buildSide)}
+        |${ExplainUtils.generateFieldString("Residual", residual.map(_.toString).getOrElse(""))}
+        |${ExplainUtils.generateFieldString("Join type", joinType.toString)}
+        |${ExplainUtils.generateFieldString("Build side", buildSide.toString)}
         |""".stripMargin
 
   private def joinSpec: JoinSpec = JoinSpec(
     semantics,
     op = if (streamedIsLeft) op else op.flip,
     streamedKey = if (streamedIsLeft) leftKey else rightKey,
+    streamedKeyFirst = streamedIsLeft == leftKeyFirst,
     residual = residual,
     condition = condition,
     left = left.output,

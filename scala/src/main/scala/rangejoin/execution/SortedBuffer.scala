@@ -3,9 +3,9 @@ package rangejoin.execution
 import scala.util.control.NonFatal
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Expression, GenericInternalRow, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{Expression, GenericInternalRow, UnsafeArrayData, UnsafeProjection}
 import org.apache.spark.sql.catalyst.util.ArrayData
-import org.apache.spark.sql.types.{ArrayType, BooleanType, DataType}
+import org.apache.spark.sql.types.{ArrayType, BooleanType, DataType, IntegerType}
 
 /**
  * The buffered side as it is broadcast. BroadcastExchangeExec ships an array of UnsafeRows and
@@ -14,7 +14,8 @@ import org.apache.spark.sql.types.{ArrayType, BooleanType, DataType}
  *   rows(0 until keyed)    rows whose key is not NULL, ascending by key
  *   rows(keyed until n)    rows whose key is NULL: they match nothing, outer joins still emit them
  *   rows(n)                trailer: (keys: the `keyed` sorted keys in KeyCodec's stored form,
- *                                    sorted: boolean)
+ *                                    sorted: boolean,
+ *                                    origins: each row's position before sorting)
  * }}}
  * The driver sorts once per broadcast ([[SortedBuffer.build]]); tasks read rows and keys in place,
  * with no per-task copy or sort.
@@ -35,6 +36,11 @@ final class SortedBuffer(payload: Array[InternalRow]) {
   val isSorted: Boolean = trailer.getBoolean(1)
 
   def row(i: Int): InternalRow = payload(i)
+
+  private val origins = trailer.getArray(2)
+
+  /** Where row i was before sorting: its position in stock Spark's broadcast. */
+  def origin(i: Int): Int = if (isSorted) origins.getInt(i) else i
 
   /** The sorted non-NULL keys; their count is the number of rows with a key. */
   def storedKeys: ArrayData = trailer.getArray(0)
@@ -57,15 +63,23 @@ object SortedBuffer {
     } catch {
       case NonFatal(_) => false // raised again, where Spark would raise it, by the pairwise join
     }
-    if (!evaluated) return rows :+ trailer(codec.storedType, codec.newColumn(0).stored(Array()), false)
-
+    if (!evaluated) {
+      return rows :+ trailer(codec.storedType, codec.newColumn(0).stored(Array()), false, Array())
+    }
     val (keyed, nullKeyed) = rows.indices.toArray.partition(i => !keys.isNull(i))
     IndexSort.sort(keyed, keys)
-    (keyed ++ nullKeyed).map(rows) :+ trailer(codec.storedType, keys.stored(keyed), true)
+    val order = keyed ++ nullKeyed
+    order.map(rows) :+ trailer(codec.storedType, keys.stored(keyed), true, order)
   }
 
-  private def trailer(storedType: DataType, keys: ArrayData, sorted: Boolean): InternalRow = {
-    val toUnsafe = UnsafeProjection.create(Array[DataType](ArrayType(storedType, false), BooleanType))
-    toUnsafe(new GenericInternalRow(Array[Any](keys, sorted))).copy()
+  private def trailer(
+      storedType: DataType,
+      keys: ArrayData,
+      sorted: Boolean,
+      origins: Array[Int]): InternalRow = {
+    val toUnsafe = UnsafeProjection.create(
+      Array[DataType](ArrayType(storedType, false), BooleanType, ArrayType(IntegerType, false)))
+    toUnsafe(new GenericInternalRow(
+      Array[Any](keys, sorted, UnsafeArrayData.fromPrimitiveArray(origins)))).copy()
   }
 }

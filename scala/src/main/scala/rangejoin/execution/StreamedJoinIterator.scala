@@ -1,5 +1,7 @@
 package rangejoin.execution
 
+import scala.util.control.NonFatal
+
 import org.apache.spark.sql.catalyst.InternalRow
 
 /**
@@ -23,6 +25,11 @@ import org.apache.spark.sql.catalyst.InternalRow
  *
  * Work per streamed row: one search, plus one residual evaluation per candidate. With no
  * residual every candidate passes, so a row whose pairs are not output costs the search alone.
+ *
+ * Semi, anti and existence rows are decided by their first passing pair, found in key order.
+ * Stock Spark tries the buffered rows in broadcast order instead, so if the residual raises an
+ * error here, the candidates are replayed in Spark's order: the error stands only if Spark would
+ * reach it before a passing pair. That costs nothing until a residual actually fails.
  */
 final class StreamedJoinIterator(
     streamed: Iterator[InternalRow],
@@ -36,10 +43,12 @@ final class StreamedJoinIterator(
     marks: Option[Matches]) extends Iterator[InternalRow] {
 
   private[this] val markOnly = marks.isDefined && !emitPairs && streamedEmit == RowEmit.Never
+  private[this] val firstPassDecides = marks.isEmpty && !emitPairs
   private[this] val passes = residual.orNull
   private[this] val matches = marks.orNull
 
   private[this] var current: InternalRow = _ // the streamed row whose run is being scanned
+  private[this] var runStart = 0
   private[this] var pos = 0
   private[this] var end = 0
   private[this] var matched = false
@@ -72,7 +81,8 @@ final class StreamedJoinIterator(
   private def start(row: InternalRow): Unit = {
     current = row
     finder.find(row)
-    pos = finder.from
+    runStart = finder.from
+    pos = runStart
     end = finder.until
     matched = false
     if (passes == null) {
@@ -88,19 +98,35 @@ final class StreamedJoinIterator(
     while (pos < end) {
       val i = pos
       pos += 1
-      if (!(markOnly && matches.isMarked(i))) {
-        val pair = out.arrange(current, buffered.row(i))
-        if (passes == null || passes(pair)) {
-          matched = true
-          if (matches != null && passes != null) matches.mark(i)
-          if (emitPairs) {
-            pending = out.pair()
-            return true
-          }
-          if (!markOnly) pos = end // semi, anti, existence: one passing pair decides
+      if (!(markOnly && matches.isMarked(i)) && pairPasses(i)) {
+        matched = true
+        if (matches != null && passes != null) matches.mark(i)
+        if (emitPairs) {
+          pending = out.pair()
+          return true
         }
+        if (firstPassDecides) pos = end
       }
     }
     false
+  }
+
+  /** Whether the pair (current, buffered row i) passes; it stays arranged for `out.pair()`. */
+  private def pairPasses(i: Int): Boolean = {
+    val pair = out.arrange(current, buffered.row(i))
+    if (passes == null) true
+    else if (!firstPassDecides) passes(pair)
+    else {
+      try passes(pair) catch {
+        case NonFatal(e) => passesInSparkOrder(e)
+      }
+    }
+  }
+
+  /** Replays the current run in stock Spark's order; an error raised on the way is Spark's too. */
+  private def passesInSparkOrder(error: Throwable): Boolean = {
+    val inSparkOrder = (runStart until end).sortBy(buffered.origin)
+    if (inSparkOrder.exists(c => passes(out.arrange(current, buffered.row(c))))) true
+    else throw error // unreachable for a deterministic residual
   }
 }

@@ -8,12 +8,14 @@ import rangejoin.execution.{KeyCodec, RangeOp}
 /**
  * A join condition split for a piecewise merge join: the conjunct `leftKey op rightKey` that
  * drives it, each key over one side of the join only, and the other conjuncts, in their original
- * order, as the residual.
+ * order, as the residual. `leftKeyFirst` says whether the left key was the comparison's first
+ * operand as written, which Spark evaluates first (and the second only when the first is not NULL).
  */
 final case class RangeCondition(
     leftKey: Expression,
     op: RangeOp,
     rightKey: Expression,
+    leftKeyFirst: Boolean,
     residual: Option[Expression])
 
 object RangeCondition extends PredicateHelper {
@@ -28,9 +30,9 @@ object RangeCondition extends PredicateHelper {
     val conjuncts = splitConjunctivePredicates(condition)
     conjuncts.indices.iterator.flatMap { i =>
       asRange(conjuncts(i), left, right)
-        .filter { case (l, _, r) => i == 0 || (CannotFail(l) && CannotFail(r)) }
-        .map { case (l, op, r) =>
-          RangeCondition(l, op, r, (conjuncts.take(i) ++ conjuncts.drop(i + 1)).reduceOption(And))
+        .filter { case (l, _, r, _) => i == 0 || (CannotFail(l) && CannotFail(r)) }
+        .map { case (l, op, r, leftFirst) =>
+          RangeCondition(l, op, r, leftFirst, (conjuncts.take(i) ++ conjuncts.drop(i + 1)).reduceOption(And))
         }
     }.nextOption()
   }
@@ -38,11 +40,11 @@ object RangeCondition extends PredicateHelper {
   private def asRange(
       conjunct: Expression,
       left: LogicalPlan,
-      right: LogicalPlan): Option[(Expression, RangeOp, Expression)] = {
+      right: LogicalPlan): Option[(Expression, RangeOp, Expression, Boolean)] = {
     def oriented(a: Expression, op: RangeOp, b: Expression) = {
       if (a.dataType != b.dataType || !KeyCodec.supports(a.dataType)) None
-      else if (isKey(a, left) && isKey(b, right)) Some((a, op, b))
-      else if (isKey(a, right) && isKey(b, left)) Some((b, op.flip, a))
+      else if (isKey(a, left) && isKey(b, right)) Some((a, op, b, true))
+      else if (isKey(a, right) && isKey(b, left)) Some((b, op.flip, a, false))
       else None
     }
     conjunct match {

@@ -41,7 +41,7 @@ case class RangeJoinStrategy(session: SparkSession) extends SparkStrategy with J
     if JoinSemantics(join.joinType, buildSide).isDefined
     if compatibleWithQueryStages(join, buildSide, range)
   } yield Seq(PiecewiseMergeJoinExec(
-    range.leftKey, range.op, range.rightKey, range.residual, condition,
+    range.leftKey, range.op, range.rightKey, range.leftKeyFirst, range.residual, condition,
     join.joinType, buildSide, planLater(join.left), planLater(join.right)))
 
   // Python UDFs, unplanned subqueries and other placeholders are Spark's to plan.
