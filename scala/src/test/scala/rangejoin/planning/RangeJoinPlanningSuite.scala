@@ -108,11 +108,21 @@ class RangeJoinPlanningSuite extends QueryTest with RangeJoinSharedSession with 
       "l.a + 1 <= r.b * 2" -> ("a", "b"),
       "date_add(l.dt, 3) > r.dt" -> ("dt", "dt"),
       "l.ts < r.ts - INTERVAL 1 HOUR" -> ("ts", "ts"),
-      "concat(l.s, 'x') >= upper(r.s)" -> ("s", "s"))
+      "concat(l.s, 'x') >= upper(r.s)" -> ("s", "s"),
+      "l.s COLLATE UNICODE_CI < upper(r.s)" -> ("s", "s"))
     for ((condition, (leftName, rightName)) <- joins) {
       val join = planned(s"SELECT l.a, l.x, r.b, r.c FROM l JOIN r ON $condition")
       assert(names(join.leftKey) == Set(leftName) && names(join.rightKey) == Set(rightName), condition)
       assert(join.residual.isEmpty, condition)
+    }
+  }
+
+  test("floating-point NaN, -0.0, infinities and NULL keys answer as in stock Spark, every operator") {
+    val specials = "CAST('NaN' AS DOUBLE), -0.0D, 0.0D, CAST('Infinity' AS DOUBLE), CAST('-Infinity' AS DOUBLE), " +
+      "4.9E-324D, 1.7976931348623157E308D, 1.5D, CAST(NULL AS DOUBLE)"
+    val side = s"SELECT x FROM explode(array($specials)) AS t(x)"
+    for ((symbol, op) <- operators) {
+      assertKeys(planned(s"SELECT * FROM ($side) p JOIN ($side) q ON p.x $symbol q.x"), "x", op, "x")
     }
   }
 
