@@ -51,22 +51,27 @@ class RangeJoinPlanningSuite extends QueryTest with RangeJoinSharedSession with 
 
   private def stockSpark[T](body: => T): T = withSQLConf(RangeJoinConf.Enabled -> "false")(body)
 
-  private def stockAnswer(query: String): Seq[Row] = stockSpark {
+  /** Stock Spark's answer to `query`, and the plan it ran. */
+  private def stockRun(query: String): (Seq[Row], SparkPlan) = stockSpark {
     val df = sql(query)
     val rows = df.collect().toSeq
     assert(rangeJoins(df).isEmpty, "rangejoin planned a join while disabled")
-    rows
+    (rows, df.queryExecution.executedPlan)
   }
 
-  /** Runs `query`: exactly one PiecewiseMergeJoin, and stock Spark's answer. */
-  private def planned(query: String): PiecewiseMergeJoinExec = {
-    val expected = stockAnswer(query)
+  private def stockAnswer(query: String): Seq[Row] = stockRun(query)._1
+
+  /** Runs `query`: exactly one PiecewiseMergeJoin, and stock Spark's answer; also stock's plan. */
+  private def plannedWithStockPlan(query: String): (PiecewiseMergeJoinExec, SparkPlan) = {
+    val (expected, stockPlan) = stockRun(query)
     val df = sql(query)
     checkAnswer(df, expected)
     val joins = rangeJoins(df)
     assert(joins.size == 1, s"one PiecewiseMergeJoin expected for\n$query\nin\n${df.queryExecution.executedPlan}")
-    joins.head
+    (joins.head, stockPlan)
   }
+
+  private def planned(query: String): PiecewiseMergeJoinExec = plannedWithStockPlan(query)._1
 
   /** Runs `query`: left to Spark, which plans `T` for it, and stock Spark's answer. */
   private def declined[T <: SparkPlan : ClassTag](query: String): Unit = {
@@ -232,18 +237,11 @@ class RangeJoinPlanningSuite extends QueryTest with RangeJoinSharedSession with 
 
   // --- Build side: as JoinSelection picks BroadcastNestedLoopJoin's -----------------------------
 
-  private def stockBuildSide(query: String): BuildSide = stockSpark {
-    val df = sql(query)
-    df.collect()
-    collect(df.queryExecution.executedPlan) { case j: BroadcastNestedLoopJoinExec => j.buildSide } match {
-      case Seq(side) => side
-      case other => fail(s"stock Spark planned ${other.size} nested loop joins for\n$query")
-    }
-  }
-
   private def assertBuildSide(query: String, expected: BuildSide): Unit = {
-    assert(stockBuildSide(query) == expected, s"stock Spark's build side for\n$query")
-    assert(planned(query).buildSide == expected, s"rangejoin's build side for\n$query")
+    val (join, stockPlan) = plannedWithStockPlan(query)
+    val stockSides = collect(stockPlan) { case j: BroadcastNestedLoopJoinExec => j.buildSide }
+    assert(stockSides == Seq(expected), s"stock Spark's nested loop join build side for\n$query")
+    assert(join.buildSide == expected, s"rangejoin's build side for\n$query")
   }
 
   test("without hints the smaller side is buffered for inner and full outer joins") {
