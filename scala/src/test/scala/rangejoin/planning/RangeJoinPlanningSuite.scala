@@ -1,0 +1,331 @@
+package rangejoin.planning
+
+import scala.reflect.ClassTag
+
+import org.apache.spark.sql.{DataFrame, QueryTest, Row}
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight, BuildSide}
+import org.apache.spark.sql.catalyst.plans.logical.Join
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
+import org.apache.spark.sql.execution.joins.{BroadcastHashJoinExec, BroadcastNestedLoopJoinExec, CartesianProductExec}
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.types.{BooleanType, DataType}
+
+import rangejoin.{RangeJoinConf, RangeJoinSharedSession}
+import rangejoin.execution.{PiecewiseMergeJoinExec, RangeOp}
+
+/**
+ * Which joins RangeJoinStrategy takes, with which keys and build side, and which it leaves to
+ * Spark: every query is run twice, with rangejoin and without it, and must give stock Spark's
+ * answer either way; the plan must hold exactly one PiecewiseMergeJoin where rangejoin applies
+ * and none (with Spark's usual operator instead) where it must not. The build side is checked
+ * against the build side stock Spark gives BroadcastNestedLoopJoin for the same query.
+ */
+class RangeJoinPlanningSuite extends QueryTest with RangeJoinSharedSession with AdaptiveSparkPlanHelper {
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    // NULLs, duplicates and zeros (for division) in both sides; several partitions each.
+    sql("""CREATE OR REPLACE TEMP VIEW l AS SELECT
+          |  IF(id % 9 = 4, NULL, id % 30) AS a, id % 7 AS c, CAST(id % 5 - 2 AS INT) AS x,
+          |  id * 1.5D AS d, date_add(DATE'2024-01-01', CAST(id AS INT)) AS dt,
+          |  TIMESTAMP'2024-01-01 00:00:00' + make_interval(0, 0, 0, 0, CAST(id AS INT), 0, 0) AS ts,
+          |  CAST(id % 11 AS STRING) AS s, array(id % 4) AS arr, named_struct('v', id % 4) AS st,
+          |  map(id % 4, id) AS m
+          |FROM range(0, 40, 1, 2)""".stripMargin)
+    sql("""CREATE OR REPLACE TEMP VIEW r AS SELECT
+          |  IF(id % 8 = 3, NULL, id + 2) AS b, id % 5 AS c, id * 2.5D AS d,
+          |  date_add(DATE'2024-01-10', CAST(id AS INT)) AS dt,
+          |  TIMESTAMP'2024-01-01 10:00:00' + make_interval(0, 0, 0, 0, CAST(id AS INT), 0, 0) AS ts,
+          |  CAST(id % 13 AS STRING) AS s, array(id % 3) AS arr, named_struct('v', id % 3) AS st,
+          |  map(id % 3, id) AS m
+          |FROM range(0, 25, 1, 3)""".stripMargin)
+    // For build sides: sizes known to the planner (8 bytes a row), both under the default threshold.
+    spark.range(0, 10, 1, 2).toDF("v").createOrReplaceTempView("small")
+    spark.range(0, 3000, 1, 2).toDF("w").createOrReplaceTempView("large")
+  }
+
+  private def rangeJoins(df: DataFrame): Seq[PiecewiseMergeJoinExec] =
+    collect(df.queryExecution.executedPlan) { case j: PiecewiseMergeJoinExec => j }
+
+  private def stockSpark[T](body: => T): T = withSQLConf(RangeJoinConf.Enabled -> "false")(body)
+
+  /** Stock Spark's answer to `query`, and the plan it ran. */
+  private def stockRun(query: String): (Seq[Row], SparkPlan) = stockSpark {
+    val df = sql(query)
+    val rows = df.collect().toSeq
+    assert(rangeJoins(df).isEmpty, "rangejoin planned a join while disabled")
+    (rows, df.queryExecution.executedPlan)
+  }
+
+  private def stockAnswer(query: String): Seq[Row] = stockRun(query)._1
+
+  /** Runs `query`: exactly one PiecewiseMergeJoin, and stock Spark's answer; also stock's plan. */
+  private def plannedWithStockPlan(query: String): (PiecewiseMergeJoinExec, SparkPlan) = {
+    val (expected, stockPlan) = stockRun(query)
+    val df = sql(query)
+    checkAnswer(df, expected)
+    val joins = rangeJoins(df)
+    assert(joins.size == 1, s"one PiecewiseMergeJoin expected for\n$query\nin\n${df.queryExecution.executedPlan}")
+    (joins.head, stockPlan)
+  }
+
+  private def planned(query: String): PiecewiseMergeJoinExec = plannedWithStockPlan(query)._1
+
+  /** Runs `query`: left to Spark, which plans `T` for it, and stock Spark's answer. */
+  private def declined[T <: SparkPlan : ClassTag](query: String): Unit = {
+    val expected = stockAnswer(query)
+    val df = sql(query)
+    checkAnswer(df, expected)
+    val plan = df.queryExecution.executedPlan
+    assert(rangeJoins(df).isEmpty, s"rangejoin must leave\n$query\nto Spark, planned\n$plan")
+    assert(collect(plan) { case p: T => p }.nonEmpty,
+      s"Spark should plan ${implicitly[ClassTag[T]].runtimeClass.getSimpleName} for\n$query\nplanned\n$plan")
+  }
+
+  private def names(e: Expression): Set[String] = e.references.map(_.name).toSet
+
+  private def assertKeys(join: PiecewiseMergeJoinExec, left: String, op: RangeOp, right: String): Unit = {
+    assert(names(join.leftKey) == Set(left) && join.op == op && names(join.rightKey) == Set(right),
+      s"expected keys $left $op $right, planned ${join.leftKey} ${join.op} ${join.rightKey}")
+  }
+
+  // --- Joins rangejoin takes ------------------------------------------------------------------
+
+  private val operators = Seq("<" -> RangeOp.Lt, "<=" -> RangeOp.Le, ">" -> RangeOp.Gt, ">=" -> RangeOp.Ge)
+
+  for ((symbol, op) <- operators) {
+    test(s"inner joins on $symbol, written either way round, plan as l.a $op r.b") {
+      val flipped = operators.find(_._2 == op.flip).get._1
+      assertKeys(planned(s"SELECT l.a, l.c, r.b FROM l JOIN r ON l.a $symbol r.b"), "a", op, "b")
+      assertKeys(planned(s"SELECT l.a, l.c, r.b FROM l JOIN r ON r.b $flipped l.a"), "a", op, "b")
+    }
+  }
+
+  test("the join's own left and right decide the orientation, not the text") {
+    assertKeys(planned("SELECT l.a, r.b FROM r JOIN l ON l.a < r.b"), "b", RangeOp.Gt, "a")
+  }
+
+  test("keys may be expressions over one side: casts, arithmetic, date and time functions, strings") {
+    val joins = Seq(
+      "CAST(l.a AS DOUBLE) < r.d" -> ("a", "d"),
+      "l.a + 1 <= r.b * 2" -> ("a", "b"),
+      "date_add(l.dt, 3) > r.dt" -> ("dt", "dt"),
+      "l.ts < r.ts - INTERVAL 1 HOUR" -> ("ts", "ts"),
+      "concat(l.s, 'x') >= upper(r.s)" -> ("s", "s"),
+      "l.s COLLATE UNICODE_CI < upper(r.s)" -> ("s", "s"))
+    for ((condition, (leftName, rightName)) <- joins) {
+      val join = planned(s"SELECT l.a, l.x, r.b, r.c FROM l JOIN r ON $condition")
+      assert(names(join.leftKey) == Set(leftName) && names(join.rightKey) == Set(rightName), condition)
+      assert(join.residual.isEmpty, condition)
+    }
+  }
+
+  test("floating-point NaN, -0.0, infinities and NULL keys answer as in stock Spark, every operator") {
+    val specials = "CAST('NaN' AS DOUBLE), -0.0D, 0.0D, CAST('Infinity' AS DOUBLE), CAST('-Infinity' AS DOUBLE), " +
+      "4.9E-324D, 1.7976931348623157E308D, 1.5D, CAST(NULL AS DOUBLE)"
+    val side = s"SELECT x FROM explode(array($specials)) AS t(x)"
+    for ((symbol, op) <- operators) {
+      assertKeys(planned(s"SELECT * FROM ($side) p JOIN ($side) q ON p.x $symbol q.x"), "x", op, "x")
+    }
+  }
+
+  test("the other conjuncts are the residual, in their order; the first range conjunct drives") {
+    // Every column, arrays, structs and maps included, travels through the sorted broadcast.
+    val withResidual = planned("SELECT * FROM l JOIN r ON l.a < r.b AND (l.c + r.c) % 3 <> 0")
+    assertKeys(withResidual, "a", RangeOp.Lt, "b")
+    assert(withResidual.residual.exists(r => names(r) == Set("c")))
+    val twoRanges = planned("SELECT l.d, l.c, r.d, r.c FROM l JOIN r ON l.d >= r.d AND l.c < r.c AND l.x <> r.c")
+    assertKeys(twoRanges, "d", RangeOp.Ge, "d")
+    assert(twoRanges.residual.exists {
+      case And(second: LessThan, third: Not) => names(second) == Set("c") && names(third) == Set("x", "c")
+      case _ => false
+    }, s"residual ${twoRanges.residual}")
+  }
+
+  test("outer, semi and anti joins, and subqueries that become them") {
+    for (joinType <- Seq("LEFT", "RIGHT", "FULL")) {
+      planned(s"SELECT l.a, l.c, r.b, r.c FROM l $joinType JOIN r ON l.a < r.b AND (l.c + r.c) % 3 <> 0")
+    }
+    for (joinType <- Seq("LEFT SEMI", "LEFT ANTI")) {
+      planned(s"SELECT l.a, l.c FROM l $joinType JOIN r ON l.a < r.b AND (l.c + r.c) % 3 <> 0")
+    }
+    planned("SELECT s.v FROM small s WHERE EXISTS (SELECT 1 FROM large g WHERE g.w < s.v * 2)")
+    // Null-aware NOT IN: (v = w % 3 OR isnull(v = w % 3)) comes first, the correlated range drives.
+    planned("SELECT s.v FROM small s WHERE s.v NOT IN (SELECT g.w % 3 FROM large g WHERE g.w < s.v)")
+  }
+
+  // --- Joins left to Spark --------------------------------------------------------------------
+
+  test("equi-joins, with or without a range conjunct, and null-safe equi-joins are Spark's") {
+    declined[BroadcastHashJoinExec]("SELECT l.a, r.b FROM l JOIN r ON l.a = r.b")
+    declined[BroadcastHashJoinExec]("SELECT l.a, r.b FROM l JOIN r ON l.a = r.b AND l.c < r.c")
+    declined[BroadcastHashJoinExec]("SELECT l.a, r.b FROM l JOIN r ON l.a <=> r.b")
+  }
+
+  test("disjunctions, keys over both sides and single-side predicates are Spark's") {
+    declined[BroadcastNestedLoopJoinExec]("SELECT l.a, r.b FROM l JOIN r ON l.a < r.b OR l.c < r.c")
+    declined[BroadcastNestedLoopJoinExec]("SELECT l.a, r.b FROM l JOIN r ON l.a + r.b < r.c")
+    declined[BroadcastNestedLoopJoinExec]("SELECT l.a, r.b FROM l JOIN r ON l.a - r.c < r.b AND l.c <> r.c")
+    // A left-side predicate in a LEFT JOIN's ON clause stays in the condition: a key vs a literal.
+    declined[BroadcastNestedLoopJoinExec]("SELECT l.a, r.b FROM l LEFT JOIN r ON l.a < 5")
+  }
+
+  test("keys of types rangejoin does not sort: arrays and structs") {
+    declined[BroadcastNestedLoopJoinExec]("SELECT l.a, r.b FROM l JOIN r ON l.arr < r.arr")
+    declined[BroadcastNestedLoopJoinExec]("SELECT l.a, r.b FROM l JOIN r ON l.st < r.st")
+  }
+
+  test("joins with neither side broadcastable are Spark's (cartesian product or nested loop)") {
+    withSQLConf(SQLConf.AUTO_BROADCASTJOIN_THRESHOLD.key -> "-1") {
+      declined[CartesianProductExec]("SELECT l.a, r.b FROM l JOIN r ON l.a < r.b")
+      declined[BroadcastNestedLoopJoinExec]("SELECT l.a, r.b FROM l LEFT JOIN r ON l.a < r.b")
+    }
+  }
+
+  test("the SHUFFLE_REPLICATE_NL hint asks for a cartesian product") {
+    declined[CartesianProductExec]("SELECT /*+ SHUFFLE_REPLICATE_NL(r) */ l.a, r.b FROM l JOIN r ON l.a < r.b")
+  }
+
+  test("spark.rangejoin.enabled=false leaves every join to Spark, and true takes them back") {
+    val query = "SELECT l.a, r.b FROM l JOIN r ON l.a < r.b"
+    withSQLConf(RangeJoinConf.Enabled -> "false") {
+      declined[BroadcastNestedLoopJoinExec](query)
+    }
+    planned(query)
+    withSQLConf(RangeJoinConf.Enabled -> " TRUE ") {
+      planned(query)
+    }
+  }
+
+  test("an invalid spark.rangejoin.enabled fails the query with an error naming the key") {
+    withSQLConf(RangeJoinConf.Enabled -> "maybe") {
+      val error = intercept[Exception](sql("SELECT * FROM l JOIN r ON l.a < r.b").collect())
+      val messages = Iterator.iterate[Throwable](error)(_.getCause).takeWhile(_ != null).map(_.getMessage).toSeq
+      assert(messages.exists(m => m.contains(RangeJoinConf.Enabled) && m.contains("maybe")), messages)
+    }
+  }
+
+  // Conditions the analyzer would not let through, given to the strategy directly.
+  private def inequalityJoin: Join =
+    sql("SELECT * FROM l JOIN r ON l.a < r.b").queryExecution.optimizedPlan.collectFirst { case j: Join => j }.get
+
+  private def attribute(join: Join, side: Join => Seq[Attribute], name: String): Attribute =
+    side(join).find(_.name == name).get
+
+  private def strategyPlans(join: Join, condition: Expression): Boolean =
+    RangeJoinStrategy(spark).apply(join.copy(condition = Some(condition))).nonEmpty
+
+  test("the strategy declines non-deterministic conditions and keys") {
+    val join = inequalityJoin
+    val (a, b) = (attribute(join, _.left.output, "a"), attribute(join, _.right.output, "b"))
+    assert(strategyPlans(join, LessThan(a, b)), "control: the deterministic condition is planned")
+    assert(!strategyPlans(join, LessThan(a, Add(b, Cast(Rand(Literal(1L)), b.dataType)))))
+    assert(!strategyPlans(join, And(LessThan(a, b), LessThan(Rand(Literal(1L)), Literal(0.5)))))
+  }
+
+  test("the strategy declines map keys and unevaluable (Python UDF) conditions") {
+    val join = inequalityJoin
+    val (a, b) = (attribute(join, _.left.output, "a"), attribute(join, _.right.output, "b"))
+    val (lm, rm) = (attribute(join, _.left.output, "m"), attribute(join, _.right.output, "m"))
+    assert(!strategyPlans(join, LessThan(lm, rm)))
+    val pythonUdf = PythonUdfLike(Seq(a, b))
+    assert(!strategyPlans(join, And(LessThan(a, b), pythonUdf)))
+    assert(!strategyPlans(join, And(pythonUdf, LessThan(a, b))))
+  }
+
+  // --- Build side: as JoinSelection picks BroadcastNestedLoopJoin's -----------------------------
+
+  private def assertBuildSide(query: String, expected: BuildSide): Unit = {
+    val (join, stockPlan) = plannedWithStockPlan(query)
+    val stockSides = collect(stockPlan) { case j: BroadcastNestedLoopJoinExec => j.buildSide }
+    assert(stockSides == Seq(expected), s"stock Spark's nested loop join build side for\n$query")
+    assert(join.buildSide == expected, s"rangejoin's build side for\n$query")
+  }
+
+  test("without hints the smaller side is buffered for inner and full outer joins") {
+    assertBuildSide("SELECT * FROM small s JOIN large g ON s.v < g.w", BuildLeft)
+    assertBuildSide("SELECT * FROM large g JOIN small s ON g.w > s.v", BuildRight)
+    assertBuildSide("SELECT * FROM small s FULL JOIN large g ON s.v < g.w", BuildLeft)
+  }
+
+  test("without hints the side that is not preserved is buffered, when both can be") {
+    assertBuildSide("SELECT * FROM small s LEFT JOIN large g ON s.v < g.w", BuildRight)
+    assertBuildSide("SELECT * FROM large g RIGHT JOIN small s ON g.w > s.v", BuildLeft)
+    assertBuildSide("SELECT * FROM small s LEFT SEMI JOIN large g ON s.v < g.w", BuildRight)
+    assertBuildSide("SELECT * FROM small s LEFT ANTI JOIN large g ON s.v < g.w", BuildRight)
+  }
+
+  test("without hints, where only one side is small enough, that side is buffered") {
+    withSQLConf(SQLConf.AUTO_BROADCASTJOIN_THRESHOLD.key -> "1000") {
+      assertBuildSide("SELECT * FROM small s LEFT JOIN large g ON s.v < g.w", BuildLeft)
+      assertBuildSide("SELECT * FROM large g LEFT JOIN small s ON g.w > s.v", BuildRight)
+      assertBuildSide("SELECT * FROM large g RIGHT JOIN small s ON g.w > s.v", BuildRight)
+      assertBuildSide("SELECT * FROM small s LEFT SEMI JOIN large g ON s.v < g.w", BuildLeft)
+    }
+  }
+
+  test("a BROADCAST hint on either side decides the build side") {
+    assertBuildSide("SELECT /*+ BROADCAST(g) */ * FROM large g JOIN small s ON g.w > s.v", BuildLeft)
+    assertBuildSide("SELECT /*+ BROADCAST(g) */ * FROM small s JOIN large g ON s.v < g.w", BuildRight)
+    assertBuildSide("SELECT /*+ BROADCAST(s) */ * FROM small s LEFT JOIN large g ON s.v < g.w", BuildLeft)
+    assertBuildSide("SELECT /*+ BROADCAST(g, s) */ * FROM large g JOIN small s ON g.w > s.v", BuildRight)
+  }
+
+  // --- Range conjuncts after the first: only with keys that cannot fail -------------------------
+
+  test("a later range conjunct whose key can fail does not drive: the guard before it must run first") {
+    // Guarded: x = 0 never reaches the division in Spark, and must not in rangejoin.
+    declined[BroadcastNestedLoopJoinExec]("SELECT l.a, l.x, r.b FROM l LEFT JOIN r ON l.x <> 0 AND 100 / l.x < r.b")
+    declined[BroadcastNestedLoopJoinExec]("SELECT l.a, l.x, r.b FROM l JOIN r ON l.c <> r.c AND CAST(l.s AS INT) < r.b")
+    // ANSI bigint addition can overflow.
+    declined[BroadcastNestedLoopJoinExec]("SELECT l.a, l.x, r.b FROM l JOIN r ON l.c <> r.c AND l.a + 1 < r.b")
+  }
+
+  test("a later range conjunct drives with keys that cannot fail") {
+    val guarded = planned("SELECT l.a, l.x, r.b FROM l LEFT JOIN r ON l.x <> 0 AND l.a < r.b")
+    assertKeys(guarded, "a", RangeOp.Lt, "b")
+    assert(guarded.residual.exists(r => names(r) == Set("x")))
+    assertKeys(planned("SELECT l.a, l.x, r.b FROM l JOIN r ON l.c <> r.c AND CAST(l.a AS DOUBLE) < r.d"), "a", RangeOp.Lt, "d")
+    assertKeys(planned("SELECT l.a, l.x, r.b FROM l JOIN r ON l.c <> r.c AND l.d + 1 < r.d"), "d", RangeOp.Lt, "d")
+    withSQLConf(SQLConf.ANSI_ENABLED.key -> "false") {
+      assertKeys(planned("SELECT l.a, l.x, r.b FROM l JOIN r ON l.c <> r.c AND l.a + 1 < r.b"), "a", RangeOp.Lt, "b")
+    }
+  }
+
+  test("a first range conjunct drives whatever its keys, as Spark evaluates it on every pair") {
+    val query = "SELECT l.a, l.x, r.b FROM l LEFT JOIN r ON 100 / l.x < r.b AND l.x <> r.c"
+    assertKeys(planned(query.replace("FROM l", "FROM (SELECT * FROM l WHERE x <> 0) l")), "x", RangeOp.Lt, "b")
+    // With a zero x both raise the division by zero.
+    val stockError = stockSpark(intercept[Exception](sql(query).collect()))
+    val error = intercept[Exception](sql(query).collect())
+    assert(error.getMessage.contains("DIVIDE_BY_ZERO") && stockError.getMessage.contains("DIVIDE_BY_ZERO"),
+      s"${error.getMessage}\nvs stock\n${stockError.getMessage}")
+  }
+
+  test("a guard written after the range conjunct: Spark moves it first, and the answer is Spark's") {
+    // PushPredicateThroughJoin puts a LEFT JOIN's left-only conjuncts first, so the division is
+    // guarded for Spark; rangejoin must not evaluate it on x = 0 either.
+    val query = "SELECT l.a, l.x, r.b FROM l LEFT JOIN r ON 100 / l.x < r.b AND l.x <> 0"
+    checkAnswer(sql(query), stockAnswer(query))
+  }
+
+  // --- EXPLAIN --------------------------------------------------------------------------------
+
+  test("EXPLAIN shows the operator, both keys, the build side and the residual") {
+    val query = "SELECT l.a, r.b FROM l JOIN r ON l.a <= r.b AND l.c <> r.c"
+    planned(query)
+    val explained = sql(s"EXPLAIN $query").head().getString(0)
+    val line = """PiecewiseMergeJoin Inner, Build(Left|Right), \(a#\d+L <= b#\d+L\), residual: NOT \(c#\d+L = c#\d+L\)"""
+    assert(line.r.findFirstIn(explained).isDefined, explained)
+  }
+}
+
+/** Stands for a Python UDF: deterministic, boolean, and evaluable only by a Python worker. */
+private case class PythonUdfLike(children: Seq[Expression]) extends Expression with Unevaluable {
+  override def nullable: Boolean = true
+  override def dataType: DataType = BooleanType
+  override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): Expression =
+    copy(children = newChildren)
+}
