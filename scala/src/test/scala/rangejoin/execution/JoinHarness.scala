@@ -106,6 +106,7 @@ object JoinHarness {
       semantics,
       op = if (streamedIsLeft) op else op.flip,
       streamedKey = if (streamedIsLeft) lk else rk,
+      streamedKeyFirst = streamedIsLeft, // `range` compares lk with rk
       residual = residual.map(_.expression),
       condition = residual.fold(range)(r => And(range, r.expression)),
       left = left,
