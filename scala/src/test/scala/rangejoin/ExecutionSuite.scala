@@ -2,7 +2,8 @@ package rangejoin
 
 import org.apache.spark.sql.{DataFrame, QueryTest, Row}
 import org.apache.spark.sql.execution.SparkPlan
-import org.apache.spark.sql.catalyst.plans.logical.Join
+import org.apache.spark.sql.catalyst.optimizer.BuildRight
+import org.apache.spark.sql.catalyst.plans.logical.{BROADCAST, HintInfo, Join, JoinHint}
 import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanHelper, BroadcastQueryStageExec, LogicalQueryStage}
 import org.apache.spark.sql.execution.exchange.ReusedExchangeExec
 import org.apache.spark.sql.execution.joins.BroadcastNestedLoopJoinExec
@@ -31,11 +32,11 @@ class ExecutionSuite extends QueryTest with RangeJoinSharedSession with Adaptive
    * Runs `df`, then re-plans its join as adaptive execution does once the broadcast stage has run:
    * the join's buffered child becomes that stage. Returns what rangejoin's strategy plans.
    */
-  private def replanOverBroadcastStage(df: DataFrame): Seq[SparkPlan] = {
+  private def replanOverBroadcastStage(df: DataFrame, hint: JoinHint = JoinHint.NONE): Seq[SparkPlan] = {
     df.collect()
     val stage = collect(df.queryExecution.executedPlan) { case s: BroadcastQueryStageExec => s }.head
     val join = df.queryExecution.optimizedPlan.collectFirst { case j: Join => j }.get
-    val staged = join.copy(right = LogicalQueryStage(join.right, stage))
+    val staged = join.copy(right = LogicalQueryStage(join.right, stage), hint = hint)
     RangeJoinStrategy(spark)(staged)
   }
 
@@ -60,13 +61,20 @@ class ExecutionSuite extends QueryTest with RangeJoinSharedSession with Adaptive
     }
   }
 
-  test("adaptive re-planning keeps a join over its own materialized sorted broadcast") {
+  test("adaptive re-planning keeps buffering a side that already ran as its sorted broadcast") {
     withSQLConf(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> "true") {
-      val df = spark.range(0, 100).select($"id".as("a"))
-        .join(spark.range(0, 10).select(($"id" * 7).as("b")), $"a" < $"b", "left")
-      val replanned = replanOverBroadcastStage(df)
-      assert(replanned.size == 1 && replanned.head.isInstanceOf[PiecewiseMergeJoinExec], replanned)
-      checkAnswer(df, stockAnswer(df))
+      def query = spark.range(0, 100).select($"id".as("a"))
+        .join(spark.range(0, 10).select(($"id" * 7).as("b")), $"a" < $"b")
+      checkAnswer(query, stockAnswer(query))
+      def buffersRight(plans: Seq[SparkPlan]) = plans match {
+        case Seq(j: PiecewiseMergeJoinExec) => j.buildSide == BuildRight
+        case _ => false
+      }
+      assert(buffersRight(replanOverBroadcastStage(query)))
+      // Even when the re-planned join would now prefer the other side (here a hint says so;
+      // at run time, new sizes can), the sorted broadcast that already ran stays buffered.
+      val preferLeft = JoinHint(Some(HintInfo(Some(BROADCAST))), None)
+      assert(buffersRight(replanOverBroadcastStage(query, preferLeft)))
     }
   }
 

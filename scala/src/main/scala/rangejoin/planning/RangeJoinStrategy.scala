@@ -37,7 +37,7 @@ case class RangeJoinStrategy(session: SparkSession) extends SparkStrategy with J
     condition <- join.condition
     if ExtractEquiJoinKeys.unapply(join).isEmpty && evaluable(condition)
     range <- RangeCondition.split(condition, join.left, join.right)
-    buildSide <- buildSideOf(join)
+    buildSide <- alreadyBuffered(join, range).orElse(buildSideOf(join))
     if JoinSemantics(join.joinType, buildSide).isDefined
     if compatibleWithQueryStages(join, buildSide, range)
   } yield Seq(PiecewiseMergeJoinExec(
@@ -75,25 +75,45 @@ case class RangeJoinStrategy(session: SparkSession) extends SparkStrategy with J
   }
 
   /**
-   * When adaptive execution re-plans a join whose child already ran as a broadcast stage, that
-   * broadcast can only be read as it was built: fine if it is this join's sorted buffer, but a
-   * streamed side or another kind of broadcast is left to Spark (which plans it against that
-   * stage as it was).
+   * Under adaptive execution, a join is re-planned once its children have run as query stages. A
+   * side that already ran as this join's sorted broadcast stays the buffered side, whatever the
+   * runtime sizes now say, as Spark keeps building on a broadcast stage that already ran.
+   */
+  private def alreadyBuffered(join: Join, range: RangeCondition): Option[BuildSide] =
+    Seq(BuildRight, BuildLeft).find { side =>
+      val (buffered, key) = sideOf(join, range, side)
+      broadcastStageMode(buffered).contains(Some(sortedBy(key, buffered)))
+    }
+
+  /**
+   * A broadcast that already ran can only be read as it was built: fine if it is this join's
+   * sorted buffer, but a streamed side or another kind of broadcast is left to Spark (which plans
+   * the join against that stage as it was).
    */
   private def compatibleWithQueryStages(join: Join, buildSide: BuildSide, range: RangeCondition): Boolean = {
-    def broadcastMode(plan: LogicalPlan) = plan match {
-      case LogicalQueryStage(_, stage: BroadcastQueryStageExec) =>
-        Some(stage.outputPartitioning match {
-          case BroadcastPartitioning(mode) => Some(mode)
-          case _ => None
-        })
-      case _ => None
+    val (buffered, key) = sideOf(join, range, buildSide)
+    val streamed = if (buildSide == BuildRight) join.left else join.right
+    broadcastStageMode(streamed).isEmpty &&
+      broadcastStageMode(buffered).forall(_.contains(sortedBy(key, buffered)))
+  }
+
+  /** The plan and range key of one side of the join. */
+  private def sideOf(join: Join, range: RangeCondition, side: BuildSide): (LogicalPlan, Expression) =
+    side match {
+      case BuildRight => (join.right, range.rightKey)
+      case BuildLeft => (join.left, range.leftKey)
     }
-    val (streamed, buffered, bufferedKey) = buildSide match {
-      case BuildRight => (join.left, join.right, range.rightKey)
-      case BuildLeft => (join.right, join.left, range.leftKey)
-    }
-    val wanted = SortedBroadcastMode(BindReferences.bindReference(bufferedKey, buffered.output))
-    broadcastMode(streamed).isEmpty && broadcastMode(buffered).forall(_.contains(wanted))
+
+  private def sortedBy(key: Expression, plan: LogicalPlan): SortedBroadcastMode =
+    SortedBroadcastMode(BindReferences.bindReference(key, plan.output))
+
+  /** For a broadcast stage that already ran: Some(its broadcast mode, if it has one). */
+  private def broadcastStageMode(plan: LogicalPlan) = plan match {
+    case LogicalQueryStage(_, stage: BroadcastQueryStageExec) =>
+      Some(stage.outputPartitioning match {
+        case BroadcastPartitioning(mode) => Some(mode)
+        case _ => None
+      })
+    case _ => None
   }
 }
