@@ -1,5 +1,6 @@
 """The Python API: the bundled jar, configure(), the constants and the runtime switches."""
 
+import importlib.metadata
 import sysconfig
 from pathlib import Path
 
@@ -54,7 +55,7 @@ def test_constants():
     assert rangejoin.ENABLED == "spark.rangejoin.enabled"
     assert rangejoin.EXTENSION == "rangejoin.RangeJoinExtensions"
     assert rangejoin.MAVEN_COORDINATE == f"io.rangejoin:rangejoin-spark_2.13:{rangejoin.__version__}"
-    assert rangejoin.__version__ == "0.1.0"
+    assert importlib.metadata.version("spark-rangejoin") == rangejoin.__version__
     for name in rangejoin.__all__:
         assert hasattr(rangejoin, name), name
         if callable(getattr(rangejoin, name)):
