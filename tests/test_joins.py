@@ -2,8 +2,16 @@
 exactly stock Spark's rows (the same query with spark.rangejoin.enabled=false)."""
 
 import pytest
+from pyspark.sql.functions import broadcast
 
-from helpers import KEYS, assert_rangejoin_matches_stock, key_tables
+from helpers import (
+    KEYS,
+    assert_rangejoin_matches_stock,
+    canonical_rows,
+    collect,
+    join_operators,
+    key_tables,
+)
 
 JOIN_TYPES = ["inner", "left", "right", "full", "left_semi", "left_anti"]
 KEY_TYPES = list(KEYS)
@@ -81,3 +89,34 @@ def test_known_answer(spark):
     rows = assert_rangejoin_matches_stock(spark, query)
     expected = sum(1 for a in range(1, 101) for b in range(1, 1001) if a > b and (a + b) % 2 == 0)
     assert rows[0]["n"] == expected
+
+
+
+def test_create_dataframe_needs_a_broadcast_hint(spark):
+    """``spark.createDataFrame(list)`` has no size estimate, so Spark broadcasts neither side of an
+    inner join and plans a CartesianProduct, which rangejoin leaves to Spark; a broadcast hint
+    makes it a range join.
+    """
+
+    def tables():
+        left = spark.createDataFrame([(i, i % 7) for i in range(30)], "a INT, x INT")
+        right = spark.createDataFrame([(j, j % 5) for j in range(0, 60, 3)], "b INT, y INT")
+        return left, right
+
+    def unhinted():
+        left, right = tables()
+        return left.join(right, (left.a < right.b) & (left.x != right.y), "inner")
+
+    def hinted(how):
+        left, right = tables()
+        return left.join(broadcast(right), (left.a < right.b) & (left.x != right.y), how)
+
+    rows, plan = collect(spark, unhinted, enabled=True)
+    assert join_operators(plan) == {"CartesianProduct"}, plan
+    inner_rows = assert_rangejoin_matches_stock(spark, lambda: hinted("inner"))
+    assert canonical_rows(inner_rows) == canonical_rows(rows)
+    pairs = {(i, j) for i in range(30) for j in range(0, 60, 3) if i < j and i % 7 != j % 5}
+    assert len(inner_rows) == len(pairs)
+    left_rows = assert_rangejoin_matches_stock(spark, lambda: hinted("left"))
+    unmatched = [i for i in range(30) if not any(a == i for a, _ in pairs)]
+    assert len(left_rows) == len(pairs) + len(unmatched)
