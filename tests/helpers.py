@@ -64,14 +64,15 @@ def collect(spark: SparkSession, make_df, enabled: bool):
 def assert_rangejoin_matches_stock(spark: SparkSession, make_df) -> list:
     """Assert that ``make_df()`` runs as a PiecewiseMergeJoin, with the same rows as stock Spark.
 
-    Stock Spark is the same query with ``spark.rangejoin.enabled=false``, which must not use
-    PiecewiseMergeJoin. Returns rangejoin's rows.
+    Stock Spark is the same query with ``spark.rangejoin.enabled=false``, which must plan a
+    BroadcastNestedLoopJoin instead. Returns rangejoin's rows.
     """
     rows, plan = collect(spark, make_df, enabled=True)
     stock_rows, stock_plan = collect(spark, make_df, enabled=False)
     assert PMJ in plan, f"expected {PMJ} in the plan:\n{plan}"
     assert BNLJ not in plan, f"expected no {BNLJ} in the plan:\n{plan}"
     assert PMJ not in stock_plan, f"rangejoin disabled, yet {PMJ} planned:\n{stock_plan}"
+    assert BNLJ in stock_plan, f"expected stock Spark to plan a {BNLJ}:\n{stock_plan}"
     assert canonical_rows(rows) == canonical_rows(stock_rows), (
         f"rangejoin's rows differ from stock Spark's\nrangejoin: {sorted(map(str, rows))}\n"
         f"stock:     {sorted(map(str, stock_rows))}\nplan:\n{plan}"
