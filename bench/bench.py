@@ -171,7 +171,9 @@ def measure(case: Case, engine: str, run, repeat: int) -> None:
             fail(f"{engine} gave {again} then {answer} for {case.name} ({case.shape})")
         times.append(seconds)
     case.results[engine] = (answer, times)
-    print(f"  {engine:<12} {statistics.median(times):8.3f} s  answer {answer}", flush=True)
+    runs = ", ".join(f"{t:.3f}" for t in times)
+    print(f"  {engine:<12} median {statistics.median(times):7.3f} s (runs: {runs})  answer {answer}",
+          flush=True)
 
 
 def table(all_cases, repeat: int) -> str:
