@@ -7,9 +7,9 @@ bench/README.md.
 
 The data is generated once, by DuckDB, into Parquet files in a temporary directory; both engines
 read the same files. Spark runs embedded on local[2], once with ``spark.rangejoin.enabled=true``
-(rangejoin) and once with ``false`` (stock Spark); DuckDB runs in-process with 2 threads. Every
-case is run once untimed by each engine (warm-up), then timed ``--repeat`` times; the table shows
-the medians. Each engine's answer (counts and integer checksums) must equal the others', and
+(rangejoin) and once with ``false`` (stock Spark); DuckDB runs in-process with 2 threads. The
+JVM is first warmed up on the first case; then every case is run once untimed by each engine
+(warm-up), then timed ``--repeat`` times; the table shows the medians. Each engine's answer (counts and integer checksums) must equal the others', and
 rangejoin's plans must use PiecewiseMergeJoin and stock Spark's must not: otherwise the benchmark
 stops with an error.
 """
@@ -189,7 +189,8 @@ def table(all_cases, repeat: int) -> str:
             f"{case.name:<34} {case.shape:<9} {stock} {med['rangejoin']:8.3f} s"
             f" {med['DuckDB']:7.3f} s {ratio_stock} {med['rangejoin'] / med['DuckDB']:16.1f}x")
     lines.append("")
-    lines.append(f"Wall times: median of {repeat} timed runs per engine, after one untimed warm-up run;")
+    lines.append(f"Wall times: median of {repeat} timed runs per engine, after one untimed warm-up run"
+                 " (and a JVM warm-up on the first case);")
     lines.append("stock/rangejoin > 1: rangejoin is faster than stock Spark;"
                  " rangejoin/DuckDB > 1: DuckDB is faster than rangejoin.")
     return "\n".join(lines)
@@ -227,6 +228,12 @@ def main() -> int:
             print(f"rangejoin {rangejoin.__version__}, Spark {spark.version}, DuckDB {duckdb.__version__},"
                   f" {os.cpu_count()} CPUs (load average {load:.1f} at start), {THREADS} threads each")
             all_cases = cases(sizes, quick_limit)
+            # A fresh JVM needs more than one run to compile its hot code: warm it up on the first
+            # case (twice each way, untimed) before any case's own warm-up and timed runs.
+            print("\nWarming up the JVM (the first case, twice each way, untimed) ...", flush=True)
+            for _ in range(2):
+                for enabled in (True, False):
+                    run_spark(spark, all_cases[0], directory, enabled)
             for case in all_cases:
                 print(f"\n{case.name} [{case.shape}]: {case.sql}", flush=True)
                 measure(case, "rangejoin", lambda: run_spark(spark, case, directory, True), args.repeat)
