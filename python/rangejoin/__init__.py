@@ -1,0 +1,34 @@
+"""rangejoin: fast range (inequality) joins for Apache Spark.
+
+rangejoin is a Spark SQL extension (:data:`EXTENSION`) that plans joins such as
+``t1 JOIN t2 ON t1.v1 > t2.v1 AND <residual>`` as a ``PiecewiseMergeJoin``: the broadcast side is
+sorted once and each row of the other side finds its matches by binary search, where Spark would
+compare every pair of rows in a ``BroadcastNestedLoopJoin``. This package bundles the extension's
+jar and sets a ``SparkSession`` up to use it::
+
+    from pyspark.sql import SparkSession
+    import rangejoin
+
+    spark = rangejoin.configure(SparkSession.builder.appName("app")).getOrCreate()
+    spark.sql("SELECT * FROM a JOIN b ON a.t < b.t AND a.id <> b.id").explain()
+
+rangejoin is on by default once loaded; :func:`disable` and :func:`enable` switch it per session
+at run time (the SQL configuration :data:`ENABLED`).
+"""
+
+from rangejoin._jar import MAVEN_COORDINATE, SCALA_BINARY_VERSION, jar_path
+from rangejoin._session import ENABLED, EXTENSION, configure, disable, enable, is_enabled
+from rangejoin._version import __version__
+
+__all__ = [
+    "__version__",
+    "ENABLED",
+    "EXTENSION",
+    "MAVEN_COORDINATE",
+    "SCALA_BINARY_VERSION",
+    "configure",
+    "disable",
+    "enable",
+    "is_enabled",
+    "jar_path",
+]

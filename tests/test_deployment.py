@@ -1,0 +1,133 @@
+"""rangejoin outside the shared test session: on executor JVMs of a local cluster, and installed
+from the wheel into a brand-new virtualenv.
+
+Each runs a Python script in a subprocess, since a Python process can hold one SparkContext only.
+The script prints one JSON line, which the test checks.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from pyspark.find_spark_home import _find_spark_home
+
+import rangejoin
+from conftest import REPO_ROOT
+
+# The demo query on small tables, and its answer: for each t1.v1 = a, the b < a of a's parity.
+SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    from pyspark.sql import SparkSession
+    import rangejoin
+
+    master = sys.argv[1]
+    builder = (
+        SparkSession.builder.master(master)
+        .appName("rangejoin-deployment-test")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+    )
+    spark = rangejoin.configure(builder).getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        spark.range(1, 201, numPartitions=2).toDF("v1").createOrReplaceTempView("t1")
+        spark.range(1, 20001, numPartitions=4).toDF("v1").createOrReplaceTempView("t2")
+        inner = spark.sql(
+            "SELECT count(*) FROM t1 JOIN t2 ON t1.v1 > t2.v1 AND (t1.v1 + t2.v1) % 2 = 0")
+        inner_count = inner.collect()[0][0]
+        # An outer join whose buffered side (t1) is preserved: its unmatched rows are found by
+        # merging per-task match marks, so rangejoin's classes run in every task.
+        outer = spark.sql(
+            "SELECT count(*) FROM t2 RIGHT JOIN t1 ON t1.v1 > t2.v1 + 150 AND t2.v1 % 7 <> 0")
+        outer_count = outer.collect()[0][0]
+        plans = [df._jdf.queryExecution().executedPlan().toString().split("== Initial Plan ==")[0]
+                 for df in (inner, outer)]
+        print(json.dumps({
+            "rangejoin_file": rangejoin.__file__,
+            "jar": rangejoin.jar_path(),
+            "inner_count": inner_count,
+            "outer_count": outer_count,
+            "plans": plans,
+            "executors": spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1,
+        }))
+    finally:
+        spark.stop()
+    """
+)
+
+EXPECTED_INNER = sum((a - 1) // 2 for a in range(1, 201))
+# For t1.v1 = a: the b in [1, a - 151] that are not multiples of 7, or one NULL-padded row.
+EXPECTED_OUTER = sum(
+    max(1, max(0, a - 151) - max(0, a - 151) // 7) for a in range(1, 201)
+)
+assert EXPECTED_OUTER == sum(
+    max(1, sum(1 for b in range(1, 400) if a > b + 150 and b % 7 != 0)) for a in range(1, 201)
+)
+
+
+def _run(python, master, cwd, env):
+    script = Path(cwd) / "rangejoin_check.py"
+    script.write_text(SCRIPT)
+    proc = subprocess.run(
+        [str(python), str(script), master],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=900,
+    )
+    assert proc.returncode == 0, f"script failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr[-5000:]}"
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert lines, f"no result printed:\n{proc.stdout}\n{proc.stderr[-5000:]}"
+    return json.loads(lines[-1])
+
+
+def _check(result):
+    for plan in result["plans"]:
+        assert "PiecewiseMergeJoin" in plan, plan
+        assert "BroadcastNestedLoopJoin" not in plan, plan
+    assert result["inner_count"] == EXPECTED_INNER
+    assert result["outer_count"] == EXPECTED_OUTER
+
+
+def _base_env():
+    env = dict(os.environ)
+    for key in ("PYTHONPATH", "SPARK_HOME", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PYSPARK_SUBMIT_ARGS"):
+        env.pop(key, None)
+    # Everything, driver and executors, talks over loopback only.
+    env["SPARK_LOCAL_IP"] = "127.0.0.1"
+    return env
+
+
+def test_local_cluster_executors_load_the_jar(tmp_path):
+    """On local-cluster, tasks run in separate executor JVMs: they get the jar via spark.jars."""
+    env = _base_env()
+    # A local cluster's workers start executor JVMs from SPARK_HOME: pyspark's own package.
+    env["SPARK_HOME"] = _find_spark_home()
+    env["SPARK_SCALA_VERSION"] = "2.13"
+    result = _run(sys.executable, "local-cluster[2,1,1024]", tmp_path, env)
+    _check(result)
+    assert result["executors"] == 2
+    assert result["jar"] == rangejoin.jar_path()
+
+
+def test_fresh_virtualenv_needs_only_the_wheel(tmp_path):
+    """pip install the wheel (and pyspark) into a new virtualenv: that is all a user needs."""
+    wheel = REPO_ROOT / "dist" / f"spark_rangejoin-{rangejoin.__version__}-py3-none-any.whl"
+    assert wheel.is_file(), f"{wheel} is missing: run `make wheel` first"
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    # This process's pip installs into the new environment (pip --python), saving a pip bootstrap.
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
+         "--disable-pip-version-check", "pyspark==4.3.0", str(wheel)],
+        check=True, timeout=900,
+    )
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    result = _run(python, "local[1]", workdir, _base_env())
+    _check(result)
+    assert Path(result["rangejoin_file"]).resolve().is_relative_to(venv.resolve())
+    assert Path(result["jar"]).resolve().is_relative_to(venv.resolve())
