@@ -50,10 +50,10 @@ $(VENV)/.wheel-installed: $(WHEEL)
 demo: install
 	$(PY) bench/demo.py
 
-# One sbt start builds the jar and runs every ScalaTest suite; then the Python suites run
-# against the installed wheel.
+# One sbt start builds the jar, publishes it to ~/.m2 (for the spark-submit --packages test) and
+# runs every ScalaTest suite; then the Python suites run against the installed wheel.
 test: $(VENV_STAMP)
-	$(SBT) package test
+	$(SBT) package publishM2 test
 	touch $(JAR)
 	$(MAKE) --no-print-directory py-test
 

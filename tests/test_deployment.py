@@ -131,3 +131,54 @@ def test_fresh_virtualenv_needs_only_the_wheel(tmp_path):
     _check(result)
     assert Path(result["rangejoin_file"]).resolve().is_relative_to(venv.resolve())
     assert Path(result["jar"]).resolve().is_relative_to(venv.resolve())
+
+
+# spark-submit --packages, with nothing else: no spark.sql.extensions, no rangejoin import. The
+# jar registers the extension with Spark's SparkSessionExtensionsProvider service loader.
+SUBMIT_SCRIPT = textwrap.dedent(
+    """
+    import json
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        spark.range(1, 201).toDF("v1").createOrReplaceTempView("t1")
+        spark.range(1, 20001).toDF("v1").createOrReplaceTempView("t2")
+        df = spark.sql("SELECT count(*) FROM t1 JOIN t2 ON t1.v1 > t2.v1 AND (t1.v1 + t2.v1) % 2 = 0")
+        count = df.collect()[0][0]
+        plan = df._jdf.queryExecution().executedPlan().toString().split("== Initial Plan ==")[0]
+        print(json.dumps({"inner_count": count, "plans": [plan], "outer_count": None}))
+    finally:
+        spark.stop()
+    """
+)
+
+
+def test_spark_submit_packages_resolves_from_the_local_maven_repository(tmp_path):
+    """`spark-submit --packages io.rangejoin:...` is all a spark-submit user needs."""
+    group, artifact_version = rangejoin.MAVEN_COORDINATE.split(":", 1)
+    artifact, version = artifact_version.split(":")
+    published = Path.home() / ".m2" / "repository" / group.replace(".", "/") / artifact / version
+    assert (published / f"{artifact}-{version}.jar").is_file(), \
+        f"{published} has no jar: `make test` publishes it (or run `make publish-m2`)"
+    script = tmp_path / "submit_check.py"
+    script.write_text(SUBMIT_SCRIPT)
+    env = _base_env()
+    env["PYSPARK_PYTHON"] = sys.executable
+    # A fresh Ivy directory: the artifact must come from ~/.m2, as Spark resolves it for any user.
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "spark-submit"),
+         "--packages", rangejoin.MAVEN_COORDINATE,
+         "--conf", f"spark.jars.ivy={tmp_path / 'ivy'}",
+         "--conf", "spark.driver.host=127.0.0.1",
+         str(script)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900,
+    )
+    assert proc.returncode == 0, f"spark-submit failed:\n{proc.stdout}\n{proc.stderr[-5000:]}"
+    assert "local-m2-cache" in proc.stderr, proc.stderr[-3000:]
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert lines, proc.stdout
+    result = json.loads(lines[-1])
+    assert result["inner_count"] == EXPECTED_INNER
+    assert "PiecewiseMergeJoin" in result["plans"][0], result["plans"][0]
