@@ -134,7 +134,8 @@ trait WithRangeJoin extends SharedSparkSession {
   private def counted(testName: String)(body: => Any): Any = {
     val before = usedRangeJoin.get
     try body finally {
-      SparkInternals.waitForListenerBus(spark.sparkContext)
+      // Counting must not mask the test's own outcome (a test may have stopped the context).
+      Try(SparkInternals.waitForListenerBus(spark.sparkContext))
       val n = usedRangeJoin.get - before
       if (n > 0) testsUsingRangeJoin.add(s"$testName: $n")
     }
@@ -165,8 +166,8 @@ private object PlanSearch extends AdaptiveSparkPlanHelper
 
 class JoinSuite extends sql.JoinSuite with WithRangeJoin
 class JoinHintSuite extends sql.JoinHintSuite with WithRangeJoin {
-  // Its tests read the optimizer's hint warnings from the log; the test log configuration
-  // (org.apache.spark at error) drops them, so let that one logger warn while the suite runs.
+  // Its tests read Spark's hint warnings (HintErrorLogger) from the log; the test log
+  // configuration (org.apache.spark at error) drops them: let that logger warn during the suite.
   private val hintLogger = "org.apache.spark.sql.catalyst.analysis.HintErrorLogger"
   private var hintLoggerLevel: Level = _
 
