@@ -10,15 +10,13 @@ import org.apache.logging.log4j.core.config.Configurator
 import org.scalactic.source.Position
 import org.scalatest.Tag
 
-import org.apache.spark.SparkConf
 import org.apache.spark.rangejoin.SparkInternals
 import org.apache.spark.sql
 import org.apache.spark.sql.execution.QueryExecution
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
-import org.apache.spark.sql.test.SharedSparkSession
 import org.apache.spark.sql.util.QueryExecutionListener
 
-import rangejoin.{RangeJoinConf, RangeJoinExtensions}
+import rangejoin.{RangeJoinConf, RangeJoinSharedSession}
 import rangejoin.execution.PiecewiseMergeJoinExec
 
 /**
@@ -80,9 +78,8 @@ object KnownTests {
 }
 
 /**
- * Runs a Spark suite on a shared session with rangejoin installed (TestSparkSession is built
- * without the session builder, so it skips the ServiceLoader registration and needs
- * `spark.sql.extensions`). Of the suite's [[KnownTests]], category (a) is excluded, (b) runs with
+ * Runs a Spark suite on a shared session with rangejoin installed ([[RangeJoinSharedSession]]).
+ * Of the suite's [[KnownTests]], category (a) is excluded, (b) runs with
  * `spark.rangejoin.enabled=false`, (c) runs with rangejoin and must fail (ScalaTest's
  * pendingUntilFixed: reported as pending; the suite fails once the test passes).
  *
@@ -90,11 +87,8 @@ object KnownTests {
  * the suite fails unless there is at least one. Run with `-Dspark.rangejoin.enabled=false`, the
  * suite runs on stock Spark (which is how category (a) is established) and skips that check.
  */
-trait WithRangeJoin extends SharedSparkSession {
+trait WithRangeJoin extends RangeJoinSharedSession {
   import Category._
-
-  override def sparkConf: SparkConf =
-    super.sparkConf.set("spark.sql.extensions", classOf[RangeJoinExtensions].getName)
 
   /** This suite's KnownTests; a def, since `test` is called from Spark's constructors. */
   private def known: Map[String, KnownTest] = KnownTests.of(getClass.getSimpleName)
