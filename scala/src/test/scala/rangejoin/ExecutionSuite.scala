@@ -3,25 +3,33 @@ package rangejoin
 import org.apache.spark.sql.{DataFrame, QueryTest, Row}
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.catalyst.optimizer.BuildRight
-import org.apache.spark.sql.catalyst.plans.logical.{BROADCAST, HintInfo, Join, JoinHint}
+import org.apache.spark.sql.catalyst.plans.logical.Join
 import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanHelper, BroadcastQueryStageExec, LogicalQueryStage}
-import org.apache.spark.sql.execution.exchange.ReusedExchangeExec
-import org.apache.spark.sql.execution.joins.BroadcastNestedLoopJoinExec
+import org.apache.spark.sql.execution.exchange.BroadcastExchangeExec
+import org.apache.spark.sql.execution.joins.{BroadcastNestedLoopJoinExec, SortMergeJoinExec}
 import org.apache.spark.sql.internal.SQLConf
 
-import rangejoin.execution.{PiecewiseMergeJoinExec, SortedBroadcastMode}
+import rangejoin.execution.{PiecewiseMergeJoinExec, SortedBroadcastExec}
 import rangejoin.planning.RangeJoinStrategy
 
 /**
- * What the generated differential cases cannot reach: adaptive re-planning over broadcasts that
- * already ran, exchange reuse, a buffered side large enough to be emitted in several slices, and
- * when errors raised by key expressions surface. Each answer is compared with stock Spark's.
+ * What the generated differential cases cannot reach: adaptive re-planning, how the buffered side
+ * is broadcast, a buffered side large enough to be emitted in several slices, and when errors
+ * raised by key expressions surface. Each answer is compared with stock Spark's.
  */
 class ExecutionSuite extends QueryTest with RangeJoinSharedSession with AdaptiveSparkPlanHelper {
   import testImplicits._
 
-  private def stockAnswer(df: => DataFrame): Seq[Row] =
-    withSQLConf(RangeJoinConf.Enabled -> "false")(df.collect().toSeq)
+  /**
+   * Stock Spark's answer. `query` must build a new DataFrame each time it is evaluated: a DataFrame
+   * keeps the plan it was first planned with, whatever the configuration says later.
+   */
+  private def stockAnswer(query: => DataFrame): Seq[Row] = withSQLConf(RangeJoinConf.Enabled -> "false") {
+    val df = query
+    val rows = df.collect().toSeq
+    assert(!operators(df).exists(_.isInstanceOf[PiecewiseMergeJoinExec]), "stock run used rangejoin")
+    rows
+  }
 
   private def operators(df: DataFrame): Seq[SparkPlan] = collect(df.queryExecution.executedPlan) {
     case p: PiecewiseMergeJoinExec => p
@@ -32,12 +40,11 @@ class ExecutionSuite extends QueryTest with RangeJoinSharedSession with Adaptive
    * Runs `df`, then re-plans its join as adaptive execution does once the broadcast stage has run:
    * the join's buffered child becomes that stage. Returns what rangejoin's strategy plans.
    */
-  private def replanOverBroadcastStage(df: DataFrame, hint: JoinHint = JoinHint.NONE): Seq[SparkPlan] = {
+  private def replanOverBroadcastStage(df: DataFrame): Seq[SparkPlan] = {
     df.collect()
     val stage = collect(df.queryExecution.executedPlan) { case s: BroadcastQueryStageExec => s }.head
     val join = df.queryExecution.optimizedPlan.collectFirst { case j: Join => j }.get
-    val staged = join.copy(right = LogicalQueryStage(join.right, stage), hint = hint)
-    RangeJoinStrategy(spark)(staged)
+    RangeJoinStrategy(spark)(join.copy(right = LogicalQueryStage(join.right, stage)))
   }
 
   test("adaptive re-planning leaves a join over Spark's materialized broadcast to Spark") {
@@ -61,37 +68,49 @@ class ExecutionSuite extends QueryTest with RangeJoinSharedSession with Adaptive
     }
   }
 
-  test("adaptive re-planning keeps buffering a side that already ran as its sorted broadcast") {
-    withSQLConf(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> "true") {
-      def query = spark.range(0, 100).select($"id".as("a"))
-        .join(spark.range(0, 10).select(($"id" * 7).as("b")), $"a" < $"b")
-      checkAnswer(query, stockAnswer(query))
-      def buffersRight(plans: Seq[SparkPlan]) = plans match {
-        case Seq(j: PiecewiseMergeJoinExec) => j.buildSide == BuildRight
-        case _ => false
-      }
-      assert(buffersRight(replanOverBroadcastStage(query)))
-      // Even when the re-planned join would now prefer the other side (here a hint says so;
-      // at run time, new sizes can), the sorted broadcast that already ran stays buffered.
-      val preferLeft = JoinHint(Some(HintInfo(Some(BROADCAST))), None)
-      assert(buffersRight(replanOverBroadcastStage(query, preferLeft)))
-    }
-  }
-
-  test("a sorted broadcast is reused by two joins that sort the same side by the same key") {
-    withSQLConf(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> "false") {
+  test("adaptive execution keeps re-planning the rest of a query that has a range join") {
+    // Once a broadcast stage has run, adaptive execution re-plans the rest of the query, and
+    // refuses any plan where a broadcast stage feeds an operator other than Spark's broadcast
+    // joins. rangejoin's sorted broadcast is not an exchange, so it never is such a stage: here the
+    // sort-merge join still becomes a broadcast hash join once t2 turns out to have ten rows.
+    withSQLConf(
+      SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> "true",
+      SQLConf.AUTO_BROADCASTJOIN_THRESHOLD.key -> "1000") {
       def query = {
-        val small = spark.range(0, 50).select(($"id" * 3).as("b"))
-        val big = spark.range(0, 1000).select($"id".as("a"))
-        val j1 = big.join(small, $"a" < $"b").groupBy().count()
-        val j2 = big.filter($"a" % 2 === 0).join(small, $"a" < $"b").groupBy().count()
-        j1.union(j2)
+        val t1 = spark.range(0, 100000).select($"id".as("a"))
+        val t2 = spark.range(0, 100000).where($"id" < 10).select($"id".as("b"))
+        val small = spark.range(0, 10).select($"id".as("c"))
+        t1.join(t2, $"a" === $"b").join(small, $"a" < $"c")
+      }
+      def sortMergeJoins(df: DataFrame) =
+        collect(df.queryExecution.executedPlan) { case j: SortMergeJoinExec => j }.size
+      val stock = withSQLConf(RangeJoinConf.Enabled -> "false") {
+        val df = query
+        df.collect()
+        sortMergeJoins(df)
       }
       val df = query
       checkAnswer(df, stockAnswer(query))
-      val plan = df.queryExecution.executedPlan
-      assert(collect(plan) { case j: PiecewiseMergeJoinExec => j }.size == 2, plan)
-      assert(collect(plan) { case r: ReusedExchangeExec => r }.size == 1, plan)
+      assert(operators(df).exists(_.isInstanceOf[PiecewiseMergeJoinExec]), df.queryExecution)
+      assert(stock == 0 && sortMergeJoins(df) == 0, df.queryExecution)
+    }
+  }
+
+  test("the buffered side is sorted and broadcast by SortedBroadcastExec, not by an exchange") {
+    for (aqe <- Seq("true", "false")) {
+      withSQLConf(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe) {
+        def query = spark.range(0, 1000).select($"id".as("a"))
+          .join(spark.range(0, 50).select(($"id" * 3).as("b")), $"a" < $"b")
+        val df = query
+        checkAnswer(df, stockAnswer(query))
+        val plan = df.queryExecution.executedPlan
+        val joins = collect(plan) { case j: PiecewiseMergeJoinExec => j }
+        assert(joins.size == 1, plan)
+        val buffered = if (joins.head.buildSide == BuildRight) joins.head.right else joins.head.left
+        assert(buffered.isInstanceOf[SortedBroadcastExec], plan)
+        assert(collect(plan) { case e: BroadcastExchangeExec => e }.isEmpty, plan)
+        assert(buffered.metrics("numRows").value == 50)
+      }
     }
   }
 
@@ -108,54 +127,48 @@ class ExecutionSuite extends QueryTest with RangeJoinSharedSession with Adaptive
     assert(operators(df).exists(_.isInstanceOf[PiecewiseMergeJoinExec]))
   }
 
-  test("the sorted broadcast is what the buffered side ships") {
-    val df = spark.range(10).select($"id".as("a"))
-      .join(spark.range(5).select($"id".as("b")), $"a" >= $"b")
-    val modes = collect(df.queryExecution.executedPlan) {
-      case j: PiecewiseMergeJoinExec => j.bufferedMode
-    }
-    assert(modes.size == 1 && modes.head.isInstanceOf[SortedBroadcastMode])
-    checkAnswer(df, stockAnswer(df))
-  }
-
   // ANSI arithmetic that overflows on one row: Long.MaxValue + 1.
   private val overflowing = Seq(1L, Long.MaxValue, 5L)
 
-  private def errorConditions(df: => DataFrame): (Option[String], Option[String]) = {
+  /** The error condition each of stock Spark and rangejoin raises for `query`, if any. */
+  private def errorConditions(query: => DataFrame): (Option[String], Option[String]) = {
     def condition(run: => Seq[Row]) = scala.util.Try(run).failed.toOption.map { e =>
       Iterator.iterate(e)(_.getCause).takeWhile(_ != null).collectFirst {
         case t: org.apache.spark.SparkThrowable if t.getCondition != null => t.getCondition
       }.getOrElse(e.getClass.getName)
     }
-    (condition(stockAnswer(df)), condition(df.collect().toSeq))
+    val ours = query
+    assert(ours.queryExecution.sparkPlan.exists(_.isInstanceOf[PiecewiseMergeJoinExec]), ours.queryExecution)
+    (condition(stockAnswer(query)), condition(ours.collect().toSeq))
   }
 
   test("a buffered key that fails raises the error only where stock Spark raises it") {
     withSQLConf(SQLConf.ANSI_ENABLED.key -> "true") {
-      val buffered = overflowing.toDF("b")
+      def buffered = overflowing.toDF("b").hint("broadcast")
+      def streamed(rows: Int) = spark.range(rows).select($"id".as("a"))
       // The other side is empty: Spark evaluates no pair, so nothing fails.
-      val none = spark.range(0).select($"id".as("a")).join(buffered.hint("broadcast"), $"a" < $"b" + 1)
-      assert(errorConditions(none) == (None, None))
+      assert(errorConditions(streamed(0).join(buffered, $"a" < $"b" + 1)) == (None, None))
       // Rows on both sides: both raise the overflow.
-      val some = spark.range(3).select($"id".as("a")).join(buffered.hint("broadcast"), $"a" < $"b" + 1)
-      val (stock, ours) = errorConditions(some)
+      val (stock, ours) = errorConditions(streamed(3).join(buffered, $"a" < $"b" + 1))
       assert(stock.isDefined && stock == ours, (stock, ours))
       // An outer join that preserves the buffered side, against an empty streamed side: every
       // buffered row once, padded, with no error.
-      val outer = spark.range(0).select($"id".as("a"))
-        .join(buffered.hint("broadcast"), $"a" < $"b" + 1, "right")
-      checkAnswer(outer, stockAnswer(outer))
-      assert(outer.collect().length == 3)
+      def outer = streamed(0).join(buffered, $"a" < $"b" + 1, "right")
+      val df = outer
+      checkAnswer(df, stockAnswer(outer))
+      assert(df.collect().length == 3)
+      assert(operators(df).exists(_.isInstanceOf[PiecewiseMergeJoinExec]), df.queryExecution)
     }
   }
 
   test("a streamed key that fails is not evaluated when there is no buffered key to compare") {
     withSQLConf(SQLConf.ANSI_ENABLED.key -> "true") {
-      val streamed = overflowing.toDF("a")
-      val empty = spark.range(0).select($"id".as("b"))
-      val df = streamed.join(empty.hint("broadcast"), $"a" + 1 < $"b", "left")
-      assert(errorConditions(df) == (None, None))
-      checkAnswer(df, stockAnswer(df))
+      def query = overflowing.toDF("a")
+        .join(spark.range(0).select($"id".as("b")).hint("broadcast"), $"a" + 1 < $"b", "left")
+      assert(errorConditions(query) == (None, None))
+      val df = query
+      checkAnswer(df, stockAnswer(query))
+      assert(operators(df).exists(_.isInstanceOf[PiecewiseMergeJoinExec]), df.queryExecution)
     }
   }
 }

@@ -21,6 +21,8 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
  *     search for the first key >= 4  ->  run [1, 3, 3]           (prefix, 3 candidates)
  *     residual on each candidate     ->  pairs; s's own output (outer, semi, anti, existence)
  * }}}
+ * The buffered side is collected, sorted and broadcast by the [[SortedBroadcastExec]] below the
+ * join (see [[PiecewiseMergeJoinExec.withSortedBroadcast]]).
  * Streamed partitions are joined where they are, with no shuffle, each by one lazy
  * [[StreamedJoinIterator]]. Where the buffered side's rows are output on their own (the preserved
  * side of an outer join; semi, anti and existence joins that buffer the left side), a first job
@@ -55,7 +57,7 @@ case class PiecewiseMergeJoinExec(
 
   private def streamedIsLeft: Boolean = buildSide == BuildRight
   private def streamed: SparkPlan = if (streamedIsLeft) left else right
-  private def buffered: SparkPlan = if (streamedIsLeft) right else left
+  private[execution] def buffered: SparkPlan = if (streamedIsLeft) right else left
 
   override lazy val metrics: Map[String, SQLMetric] = Map(
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"))
@@ -168,4 +170,28 @@ case class PiecewiseMergeJoinExec(
 object PiecewiseMergeJoinExec {
   /** Buffered rows per partition of the buffered side's own output. */
   private val RowsPerBufferedSlice = 65536
+
+  /**
+   * The join over `left` and `right`, its buffered side under the [[SortedBroadcastExec]] that
+   * sorts and broadcasts it (an exchange would not do under adaptive execution; see there).
+   */
+  def withSortedBroadcast(
+      leftKey: Expression,
+      op: RangeOp,
+      rightKey: Expression,
+      leftKeyFirst: Boolean,
+      residual: Option[Expression],
+      condition: Expression,
+      joinType: JoinType,
+      buildSide: BuildSide,
+      left: SparkPlan,
+      right: SparkPlan): PiecewiseMergeJoinExec = {
+    val join = PiecewiseMergeJoinExec(
+      leftKey, op, rightKey, leftKeyFirst, residual, condition, joinType, buildSide, left, right)
+    val sorted = SortedBroadcastExec(join.bufferedMode, join.buffered)
+    buildSide match {
+      case BuildLeft => join.copy(left = sorted)
+      case BuildRight => join.copy(right = sorted)
+    }
+  }
 }

@@ -1,18 +1,17 @@
 package rangejoin.planning
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Expression, Unevaluable}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, Unevaluable}
 import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight, BuildSide, JoinSelectionHelper}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{FullOuter, InnerLike}
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
-import org.apache.spark.sql.catalyst.plans.physical.BroadcastPartitioning
 import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
 import org.apache.spark.sql.execution.adaptive.{BroadcastQueryStageExec, LogicalQueryStage}
 import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
-import rangejoin.execution.{JoinSemantics, PiecewiseMergeJoinExec, SortedBroadcastMode}
+import rangejoin.execution.{JoinSemantics, PiecewiseMergeJoinExec}
 
 /**
  * Plans a join as a [[PiecewiseMergeJoinExec]] where Spark would compare every pair of rows: no
@@ -36,11 +35,11 @@ case class RangeJoinStrategy(session: SparkSession) extends SparkStrategy with J
   private def planRangeJoin(join: Join): Option[Seq[SparkPlan]] = for {
     condition <- join.condition
     if ExtractEquiJoinKeys.unapply(join).isEmpty && evaluable(condition)
+    if !isBroadcastStage(join.left) && !isBroadcastStage(join.right)
     range <- RangeCondition.split(condition, join.left, join.right)
-    buildSide <- alreadyBuffered(join, range).orElse(buildSideOf(join))
+    buildSide <- buildSideOf(join)
     if JoinSemantics(join.joinType, buildSide).isDefined
-    if compatibleWithQueryStages(join, buildSide, range)
-  } yield Seq(PiecewiseMergeJoinExec(
+  } yield Seq(PiecewiseMergeJoinExec.withSortedBroadcast(
     range.leftKey, range.op, range.rightKey, range.leftKeyFirst, range.residual, condition,
     join.joinType, buildSide, planLater(join.left), planLater(join.right)))
 
@@ -76,44 +75,11 @@ case class RangeJoinStrategy(session: SparkSession) extends SparkStrategy with J
 
   /**
    * Under adaptive execution, a join is re-planned once its children have run as query stages. A
-   * side that already ran as this join's sorted broadcast stays the buffered side, whatever the
-   * runtime sizes now say, as Spark keeps building on a broadcast stage that already ran.
+   * broadcast stage that already ran is Spark's (rangejoin's sorted broadcast is not an exchange,
+   * so never a stage), and can only be read as it was built: Spark plans that join against it.
    */
-  private def alreadyBuffered(join: Join, range: RangeCondition): Option[BuildSide] =
-    Seq(BuildRight, BuildLeft).find { side =>
-      val (buffered, key) = sideOf(join, range, side)
-      broadcastStageMode(buffered).contains(Some(sortedBy(key, buffered)))
-    }
-
-  /**
-   * A broadcast that already ran can only be read as it was built: fine if it is this join's
-   * sorted buffer, but a streamed side or another kind of broadcast is left to Spark (which plans
-   * the join against that stage as it was).
-   */
-  private def compatibleWithQueryStages(join: Join, buildSide: BuildSide, range: RangeCondition): Boolean = {
-    val (buffered, key) = sideOf(join, range, buildSide)
-    val streamed = if (buildSide == BuildRight) join.left else join.right
-    broadcastStageMode(streamed).isEmpty &&
-      broadcastStageMode(buffered).forall(_.contains(sortedBy(key, buffered)))
-  }
-
-  /** The plan and range key of one side of the join. */
-  private def sideOf(join: Join, range: RangeCondition, side: BuildSide): (LogicalPlan, Expression) =
-    side match {
-      case BuildRight => (join.right, range.rightKey)
-      case BuildLeft => (join.left, range.leftKey)
-    }
-
-  private def sortedBy(key: Expression, plan: LogicalPlan): SortedBroadcastMode =
-    SortedBroadcastMode(BindReferences.bindReference(key, plan.output))
-
-  /** For a broadcast stage that already ran: Some(its broadcast mode, if it has one). */
-  private def broadcastStageMode(plan: LogicalPlan) = plan match {
-    case LogicalQueryStage(_, stage: BroadcastQueryStageExec) =>
-      Some(stage.outputPartitioning match {
-        case BroadcastPartitioning(mode) => Some(mode)
-        case _ => None
-      })
-    case _ => None
+  private def isBroadcastStage(plan: LogicalPlan): Boolean = plan match {
+    case LogicalQueryStage(_, _: BroadcastQueryStageExec) => true
+    case _ => false
   }
 }
