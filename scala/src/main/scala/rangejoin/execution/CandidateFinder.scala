@@ -23,7 +23,8 @@ trait CandidateFinder {
 
 /**
  * The piecewise merge join's finder: the streamed key's run in the sorted buffered keys, found by
- * binary search. `op` reads `streamed op buffered`.
+ * binary search. `op` reads `streamed op buffered`; the streamed key is field `keyOrdinal` of
+ * `streamedKey(row)` (a projection, or the row itself when the key is one of its columns).
  *
  * `probe` is false when Spark would not evaluate the streamed key at all (no buffered row to
  * pair it with): the key is then not evaluated either, so an expression that could raise an
@@ -33,6 +34,7 @@ final class SortedRunFinder(
     keys: SortedKeys,
     op: RangeOp,
     streamedKey: InternalRow => InternalRow,
+    keyOrdinal: Int,
     probe: Boolean) extends CandidateFinder {
 
   private[this] val runIsSuffix = op == RangeOp.Lt || op == RangeOp.Le
@@ -41,7 +43,7 @@ final class SortedRunFinder(
   private[this] var end = 0
 
   override def find(streamed: InternalRow): Unit = {
-    if (probe && keys.load(streamedKey(streamed))) {
+    if (probe && keys.load(streamedKey(streamed), keyOrdinal)) {
       val boundary = keys.boundary(boundaryIncludesEqual)
       if (runIsSuffix) {
         start = boundary

@@ -1,7 +1,7 @@
 package rangejoin.execution
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, Predicate, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, BoundReference, Expression, Predicate, UnsafeProjection}
 
 /**
  * What a task needs to run its part of a piecewise merge join, and nothing of the plan: it is
@@ -42,12 +42,16 @@ final case class JoinSpec(
     val buffer = new SortedBuffer(payload)
     val (finder, filter) = if (buffer.isSorted) {
       val keys = KeyCodec(streamedKey.dataType).sortedKeys(buffer.storedKeys)
-      val keyOf = UnsafeProjection.create(Seq(streamedKey), streamedOutput)
+      // A key that is a column is read in place; any other is projected first.
+      val (keyOf, keyOrdinal) = BindReferences.bindReference(streamedKey, streamedOutput) match {
+        case BoundReference(ordinal, _, _) => (identity[InternalRow] _, ordinal)
+        case bound => (UnsafeProjection.create(Seq(bound)), 0)
+      }
       // Spark evaluates a comparison on every pair, its second operand only when the first is not
       // NULL. So a streamed key is evaluated when some buffered row exists (first operand) or has
       // a key (second operand), and an expression that could fail on this row fails exactly then.
       val probe = if (streamedKeyFirst) buffer.numRows > 0 else keys.size > 0
-      (new SortedRunFinder(keys, op, keyOf, probe), residual)
+      (new SortedRunFinder(keys, op, keyOf, keyOrdinal, probe), residual)
     } else {
       (new EveryRowFinder(buffer.numRows), Some(condition))
     }

@@ -17,7 +17,8 @@ import org.apache.spark.sql.catalyst.util.ArrayData
  *   s >= b    [1  3  3]            prefix, up to the first key above s
  * }}}
  * so a binary search for that one boundary bounds the run, past any run of duplicates, in
- * O(log n) comparisons.
+ * O(log n) comparisons. A probe beyond either end of the keys (in a selective join, most of them)
+ * takes one or two.
  *
  * A subclass holds the keys in one stored form and compares key i with a probe: the streamed
  * key, loaded once per streamed row. Instances are per task (the probe is mutable state).
@@ -26,8 +27,8 @@ abstract class SortedKeys {
 
   def size: Int
 
-  /** Loads the probe from field 0 of `keyRow`; false when it is NULL, which matches nothing. */
-  def load(keyRow: InternalRow): Boolean
+  /** Loads the probe from field `ordinal` of `row`; false when it is NULL, which matches nothing. */
+  def load(row: InternalRow, ordinal: Int): Boolean
 
   /** The sign of comparing key i with the loaded probe. */
   protected def compareToProbe(i: Int): Int
@@ -37,8 +38,14 @@ abstract class SortedKeys {
    * there is none.
    */
   final def boundary(orEqual: Boolean): Int = {
-    var lo = 0
-    var hi = size
+    def isAbove(i: Int) = {
+      val c = compareToProbe(i)
+      c > 0 || (orEqual && c == 0)
+    }
+    if (size == 0 || !isAbove(size - 1)) return size
+    if (isAbove(0)) return 0
+    var lo = 1
+    var hi = size - 1
     while (lo < hi) {
       val mid = (lo + hi) >>> 1
       val c = compareToProbe(mid)
@@ -55,9 +62,9 @@ final class LongKeys(keys: ArrayData, encode: (SpecializedGetters, Int) => Long)
   override val size: Int = keys.numElements()
   private[this] var probe = 0L
 
-  override def load(keyRow: InternalRow): Boolean = {
-    if (keyRow.isNullAt(0)) return false
-    probe = encode(keyRow, 0)
+  override def load(row: InternalRow, ordinal: Int): Boolean = {
+    if (row.isNullAt(ordinal)) return false
+    probe = encode(row, ordinal)
     true
   }
 
@@ -73,10 +80,10 @@ final class OrderedKeys(
   override val size: Int = keys.numElements()
   private[this] var probe: Any = _
 
-  override def load(keyRow: InternalRow): Boolean = {
-    if (keyRow.isNullAt(0)) return false
-    // Points into keyRow, which stays unchanged until the next streamed row is loaded.
-    probe = read(keyRow, 0)
+  override def load(row: InternalRow, ordinal: Int): Boolean = {
+    if (row.isNullAt(ordinal)) return false
+    // Points into the row, which stays unchanged until the next streamed row is loaded.
+    probe = read(row, ordinal)
     true
   }
 

@@ -109,6 +109,6 @@ class SortedKeysSuite extends AnyFunSuite {
 
   private def finderFor(buffer: SortedBuffer, dataType: DataType, op: RangeOp): SortedRunFinder = {
     val keyOf = UnsafeProjection.create(Seq(BoundReference(0, dataType, nullable = true)))
-    new SortedRunFinder(KeyCodec(dataType).sortedKeys(buffer.storedKeys), op, keyOf, probe = true)
+    new SortedRunFinder(KeyCodec(dataType).sortedKeys(buffer.storedKeys), op, keyOf, 0, probe = true)
   }
 }
