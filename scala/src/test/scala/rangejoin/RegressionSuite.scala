@@ -2,7 +2,8 @@ package rangejoin
 
 import scala.util.Try
 
-import org.apache.spark.sql.{DataFrame, QueryTest}
+import org.apache.spark.sql.{DataFrame, QueryTest, Row}
+import org.apache.spark.sql.types.{IntegerType, StringType, StructField, StructType}
 import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight}
 import org.apache.spark.sql.catalyst.plans.ExistenceJoin
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
@@ -98,5 +99,25 @@ class RegressionSuite extends QueryTest with RangeJoinSharedSession with Adaptiv
   test("a semi join does not evaluate its residual on pairs stock Spark never reaches") {
     assertAsStock("""SELECT * FROM range(1, 3) l LEFT SEMI JOIN (SELECT 15 - id AS b FROM range(5, 11, 5, 1)) r
                     |ON l.id < r.b AND 10 / (r.b - l.id - 4) > 0""".stripMargin)
+  }
+
+  // SortedBroadcastExec's mode was bound at planning time against the logical output (key
+  // nullable), the join's requirement later against the physical child (key proved non-null by a
+  // Filter): the modes differed, Spark put a broadcast exchange over SortedBroadcastExec, and the
+  // query failed. Adaptive execution re-plans over query stages, where the two part ways.
+  test("a buffered key proved non-null below the join does not break the sorted broadcast") {
+    withSQLConf(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> "true") {
+      withTempView("nl", "nr") {
+        // The filter Spark infers (isnotnull(r.k)) stays a physical Filter below the shuffle, so
+        // the buffered child's output has the key non-null where the logical plan's has not.
+        val schema = StructType(Seq(
+          StructField("id", IntegerType), StructField("k", StringType), StructField("v", IntegerType)))
+        def table(rows: Row*) = spark.createDataFrame(java.util.Arrays.asList(rows: _*), schema)
+        table(Row(0, "a", 1), Row(1, "c", null)).createOrReplaceTempView("nl")
+        table(Row(10, "b", 2), Row(11, null, 3), Row(12, "d", null)).repartition(2)
+          .createOrReplaceTempView("nr")
+        assertAsStock("SELECT l.id, r.id FROM nl l LEFT JOIN nr r ON r.k >= l.k AND (l.v < r.v OR r.v IS NULL)")
+      }
+    }
   }
 }

@@ -3,7 +3,7 @@ package rangejoin.execution
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Expression}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight, BuildSide}
 import org.apache.spark.sql.catalyst.plans._
 import org.apache.spark.sql.catalyst.plans.physical._
@@ -72,11 +72,10 @@ case class PiecewiseMergeJoinExec(
     case other => throw new IllegalArgumentException(s"$nodeName does not handle $other joins")
   }
 
+  private def bufferedKey: Expression = if (streamedIsLeft) rightKey else leftKey
+
   /** The broadcast the buffered side needs: sorted by its key. */
-  def bufferedMode: SortedBroadcastMode = {
-    val key = if (streamedIsLeft) rightKey else leftKey
-    SortedBroadcastMode(BindReferences.bindReference(key, buffered.output))
-  }
+  def bufferedMode: SortedBroadcastMode = SortedBroadcastMode.of(bufferedKey, buffered.output)
 
   override def requiredChildDistribution: Seq[Distribution] = buildSide match {
     case BuildLeft => BroadcastDistribution(bufferedMode) :: UnspecifiedDistribution :: Nil
@@ -188,7 +187,7 @@ object PiecewiseMergeJoinExec {
       right: SparkPlan): PiecewiseMergeJoinExec = {
     val join = PiecewiseMergeJoinExec(
       leftKey, op, rightKey, leftKeyFirst, residual, condition, joinType, buildSide, left, right)
-    val sorted = SortedBroadcastExec(join.bufferedMode, join.buffered)
+    val sorted = SortedBroadcastExec(join.bufferedKey, join.buffered)
     buildSide match {
       case BuildLeft => join.copy(left = sorted)
       case BuildRight => join.copy(right = sorted)

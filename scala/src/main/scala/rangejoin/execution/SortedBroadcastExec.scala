@@ -5,13 +5,13 @@ import java.util.concurrent.TimeUnit.NANOSECONDS
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, UnsafeRow}
 import org.apache.spark.sql.catalyst.plans.physical.{BroadcastPartitioning, Partitioning}
 import org.apache.spark.sql.execution.{SparkPlan, SQLExecution, UnaryExecNode}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 /**
- * Collects the buffered side on the driver, sorts it once into a [[SortedBuffer]] payload
+ * Collects the buffered side on the driver, sorts it once by `key` into a [[SortedBuffer]] payload
  * ([[SortedBroadcastMode]]) and broadcasts that: the broadcast a [[PiecewiseMergeJoinExec]] reads.
  *
  * It is deliberately not an Exchange. Adaptive execution turns every exchange into a query stage,
@@ -20,9 +20,12 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
  * losing adaptive optimizations elsewhere in it. This node reports the broadcast partitioning the
  * join requires, so no exchange is inserted, and it runs when the join does.
  */
-case class SortedBroadcastExec(mode: SortedBroadcastMode, child: SparkPlan) extends UnaryExecNode {
+case class SortedBroadcastExec(key: Expression, child: SparkPlan) extends UnaryExecNode {
 
   override def output: Seq[Attribute] = child.output
+
+  // Bound against the child as it is now, exactly as the join above binds its requirement.
+  def mode: SortedBroadcastMode = SortedBroadcastMode.of(key, child.output)
 
   override def outputPartitioning: Partitioning = BroadcastPartitioning(mode)
 

@@ -1,7 +1,7 @@
 package rangejoin.execution
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Expression}
 import org.apache.spark.sql.catalyst.plans.physical.BroadcastMode
 
 /**
@@ -19,4 +19,16 @@ final case class SortedBroadcastMode(key: Expression) extends BroadcastMode {
     transform(rows.toArray)
 
   override def canonicalized: BroadcastMode = copy(key = key.canonicalized)
+}
+
+object SortedBroadcastMode {
+
+  /**
+   * The mode that sorts rows of `output` by `key`. The key is bound as nullable whatever the
+   * output says: a column a plan proves non-null in one place (a Filter) may not be proved so in
+   * another (the logical plan, or a re-planned one), and a mode differing by that bit alone would
+   * not satisfy a join's requirement. Treating a key as nullable is always safe.
+   */
+  def of(key: Expression, output: Seq[Attribute]): SortedBroadcastMode =
+    SortedBroadcastMode(BindReferences.bindReference(key, output.map(_.withNullability(true))))
 }
