@@ -23,23 +23,12 @@ import time
 from dataclasses import dataclass, field
 
 import duckdb
-from pyspark.sql import SparkSession
 
 import rangejoin
+from local_spark import executed_plan, local_spark
 
 PMJ = "PiecewiseMergeJoin"
 THREADS = 2
-
-LOG4J2_PROPERTIES = """\
-rootLogger.level = error
-rootLogger.appenderRef.stderr.ref = console
-appender.console.type = Console
-appender.console.name = console
-appender.console.target = SYSTEM_ERR
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n
-"""
-
 
 @dataclass
 class Case:
@@ -114,22 +103,6 @@ def cases(sizes, quick_limit):
     return out
 
 
-def start_spark(log_config: str) -> SparkSession:
-    builder = (
-        SparkSession.builder.master(f"local[{THREADS}]")
-        .appName("rangejoin-bench")
-        .config("spark.driver.memory", "4g")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile=file:{log_config}")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.driver.host", "127.0.0.1")
-    )
-    spark = rangejoin.configure(builder).getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
-
-
 def fail(message: str) -> None:
     print(f"\nBENCHMARK ABORTED: {message}", file=sys.stderr, flush=True)
     sys.exit(1)
@@ -144,7 +117,7 @@ def run_spark(spark, case: Case, directory: str, enabled: bool):
     start = time.perf_counter()
     rows = df.collect()
     seconds = time.perf_counter() - start
-    plan = df._jdf.queryExecution().executedPlan().toString().split("== Initial Plan ==")[0]
+    plan = executed_plan(df)
     if enabled and PMJ not in plan:
         fail(f"rangejoin did not plan {case.name} ({case.shape}) as a {PMJ}:\n{plan}")
     if not enabled and PMJ in plan:
@@ -214,16 +187,12 @@ def main() -> int:
     quick_limit = 1_000_000 if args.quick else float("inf")
 
     with tempfile.TemporaryDirectory(prefix="rangejoin-bench-") as directory:
-        log_config = os.path.join(directory, "log4j2.properties")
-        with open(log_config, "w") as f:
-            f.write(LOG4J2_PROPERTIES)
         con = duckdb.connect()
         con.execute(f"SET threads = {THREADS}")
         print(f"Generating Parquet data with DuckDB in {directory} ...", flush=True)
         generate(con, directory, sizes)
         print("Starting Spark (local[2]) ...", flush=True)
-        spark = start_spark(log_config)
-        try:
+        with local_spark("rangejoin-bench", THREADS, {"spark.driver.memory": "4g"}) as spark:
             load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
             print(f"rangejoin {rangejoin.__version__}, Spark {spark.version}, DuckDB {duckdb.__version__},"
                   f" {os.cpu_count()} CPUs (load average {load:.1f} at start), {THREADS} threads each")
@@ -248,9 +217,7 @@ def main() -> int:
                     fail(f"the engines disagree on {case.name} ({case.shape}): {answers}")
                 print(f"  answers agree: {answers['rangejoin']}")
             spark.conf.unset(rangejoin.ENABLED)
-        finally:
-            spark.stop()
-            con.close()
+        con.close()
     print()
     print(table(all_cases, args.repeat))
     return 0

@@ -10,14 +10,13 @@ off (``spark.rangejoin.enabled=false``: Spark plans a BroadcastNestedLoopJoin) a
 status 1 if the answers differ or a plan does not use the expected join operator.
 """
 
-import os
 import sys
-import tempfile
 import time
 
 from pyspark.sql import SparkSession
 
 import rangejoin
+from local_spark import executed_plan, local_spark
 
 T1_ROWS = 1_000
 T2_ROWS = 1_000_000
@@ -30,39 +29,9 @@ BNLJ = "BroadcastNestedLoopJoin"
 JOIN_OPERATORS = (PMJ, BNLJ, "CartesianProduct", "BroadcastHashJoin", "SortMergeJoin",
                   "ShuffledHashJoin")
 
-# Spark logs at WARN from the moment its JVM starts, before setLogLevel can be called; this
-# configuration keeps the driver's own log to errors from the start.
-LOG4J2_PROPERTIES = """\
-rootLogger.level = error
-rootLogger.appenderRef.stderr.ref = console
-appender.console.type = Console
-appender.console.name = console
-appender.console.target = SYSTEM_ERR
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n
-"""
-
-
-def start_spark(log_config: str) -> SparkSession:
-    builder = (
-        SparkSession.builder.master("local[2]")
-        .appName("rangejoin-demo")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile=file:{log_config}")
-        # Everything runs in this one process: keep the driver on loopback.
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.driver.host", "127.0.0.1")
-    )
-    spark = rangejoin.configure(builder).getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
-
-
 def join_operator(df) -> str:
     """The join operator in the final executed plan of ``df`` (call it after an action)."""
-    # With adaptive execution the plan string holds the final plan, then the initial one.
-    plan = df._jdf.queryExecution().executedPlan().toString().split("== Initial Plan ==")[0]
+    plan = executed_plan(df)
     found = [op for op in JOIN_OPERATORS if op in plan]
     return ", ".join(found) if found else "no join operator found"
 
@@ -78,16 +47,9 @@ def run(spark: SparkSession, enabled: bool):
 
 
 def main() -> int:
-    with tempfile.TemporaryDirectory(prefix="rangejoin-demo-") as tmp:
-        log_config = os.path.join(tmp, "log4j2.properties")
-        with open(log_config, "w") as f:
-            f.write(LOG4J2_PROPERTIES)
-        print(f"rangejoin {rangejoin.__version__} demo: starting Spark (local[2]) ...", flush=True)
-        spark = start_spark(log_config)
-        try:
-            return demo(spark)
-        finally:
-            spark.stop()
+    print(f"rangejoin {rangejoin.__version__} demo: starting Spark (local[2]) ...", flush=True)
+    with local_spark("rangejoin-demo") as spark:
+        return demo(spark)
 
 
 def demo(spark: SparkSession) -> int:

@@ -22,7 +22,7 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
  *     residual on each candidate     ->  pairs; s's own output (outer, semi, anti, existence)
  * }}}
  * The buffered side is collected, sorted and broadcast by the [[SortedBroadcastExec]] below the
- * join (see [[PiecewiseMergeJoinExec.withSortedBroadcast]]).
+ * join (see `withSortedBroadcast`).
  * Streamed partitions are joined where they are, with no shuffle, each by one lazy
  * [[StreamedJoinIterator]]. Where the buffered side's rows are output on their own (the preserved
  * side of an outer join; semi, anti and existence joins that buffer the left side), a first job
@@ -161,6 +161,15 @@ case class PiecewiseMergeJoinExec(
     }
   }
 
+  /**
+   * This join with its buffered side under the [[SortedBroadcastExec]] that sorts and broadcasts
+   * it, as the planner builds it (an exchange would not do under adaptive execution; see there).
+   */
+  def withSortedBroadcast: PiecewiseMergeJoinExec = {
+    val sorted = SortedBroadcastExec(bufferedKey, buffered)
+    if (streamedIsLeft) copy(right = sorted) else copy(left = sorted)
+  }
+
   override protected def withNewChildrenInternal(
       newLeft: SparkPlan, newRight: SparkPlan): PiecewiseMergeJoinExec =
     copy(left = newLeft, right = newRight)
@@ -169,28 +178,4 @@ case class PiecewiseMergeJoinExec(
 object PiecewiseMergeJoinExec {
   /** Buffered rows per partition of the buffered side's own output. */
   private val RowsPerBufferedSlice = 65536
-
-  /**
-   * The join over `left` and `right`, its buffered side under the [[SortedBroadcastExec]] that
-   * sorts and broadcasts it (an exchange would not do under adaptive execution; see there).
-   */
-  def withSortedBroadcast(
-      leftKey: Expression,
-      op: RangeOp,
-      rightKey: Expression,
-      leftKeyFirst: Boolean,
-      residual: Option[Expression],
-      condition: Expression,
-      joinType: JoinType,
-      buildSide: BuildSide,
-      left: SparkPlan,
-      right: SparkPlan): PiecewiseMergeJoinExec = {
-    val join = PiecewiseMergeJoinExec(
-      leftKey, op, rightKey, leftKeyFirst, residual, condition, joinType, buildSide, left, right)
-    val sorted = SortedBroadcastExec(join.bufferedKey, join.buffered)
-    buildSide match {
-      case BuildLeft => join.copy(left = sorted)
-      case BuildRight => join.copy(right = sorted)
-    }
-  }
 }

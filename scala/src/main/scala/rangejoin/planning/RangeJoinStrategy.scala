@@ -39,9 +39,9 @@ case class RangeJoinStrategy(session: SparkSession) extends SparkStrategy with J
     range <- RangeCondition.split(condition, join.left, join.right)
     buildSide <- buildSideOf(join)
     if JoinSemantics(join.joinType, buildSide).isDefined
-  } yield Seq(PiecewiseMergeJoinExec.withSortedBroadcast(
+  } yield Seq(PiecewiseMergeJoinExec(
     range.leftKey, range.op, range.rightKey, range.leftKeyFirst, range.residual, condition,
-    join.joinType, buildSide, planLater(join.left), planLater(join.right)))
+    join.joinType, buildSide, planLater(join.left), planLater(join.right)).withSortedBroadcast)
 
   // Python UDFs, unplanned subqueries and other placeholders are Spark's to plan.
   private def evaluable(condition: Expression): Boolean =

@@ -1,0 +1,57 @@
+"""What the demo and the benchmark share: an embedded Spark with rangejoin that logs errors only,
+and the executed plan of a query."""
+
+import contextlib
+import os
+import tempfile
+from typing import Iterator, Mapping
+
+from pyspark.sql import DataFrame, SparkSession
+
+import rangejoin
+
+# Spark logs at WARN from the moment its JVM starts, before setLogLevel can be called; this
+# configuration keeps the driver's own log to errors from the start.
+LOG4J2_PROPERTIES = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n
+"""
+
+
+@contextlib.contextmanager
+def local_spark(app_name: str, threads: int = 2,
+                conf: Mapping[str, str] = {}) -> Iterator[SparkSession]:
+    """An embedded local Spark set up by ``rangejoin.configure``, stopped on exit."""
+    with tempfile.TemporaryDirectory(prefix="rangejoin-log-") as tmp:
+        log_config = os.path.join(tmp, "log4j2.properties")
+        with open(log_config, "w") as f:
+            f.write(LOG4J2_PROPERTIES)
+        builder = (
+            SparkSession.builder.master(f"local[{threads}]")
+            .appName(app_name)
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile=file:{log_config}")
+            # Everything runs in this one process: keep the driver on loopback.
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            .config("spark.driver.host", "127.0.0.1")
+        )
+        for key, value in conf.items():
+            builder = builder.config(key, value)
+        spark = rangejoin.configure(builder).getOrCreate()
+        spark.sparkContext.setLogLevel("ERROR")
+        try:
+            yield spark
+        finally:
+            spark.stop()
+
+
+def executed_plan(df: DataFrame) -> str:
+    """The final executed plan of ``df`` (call it after an action). With adaptive execution the
+    plan string holds the final plan, then the initial one: only the final one is returned."""
+    return df._jdf.queryExecution().executedPlan().toString().split("== Initial Plan ==")[0]
