@@ -57,7 +57,7 @@ case class PiecewiseMergeJoinExec(
 
   private def streamedIsLeft: Boolean = buildSide == BuildRight
   private def streamed: SparkPlan = if (streamedIsLeft) left else right
-  private[execution] def buffered: SparkPlan = if (streamedIsLeft) right else left
+  private def buffered: SparkPlan = if (streamedIsLeft) right else left
 
   override lazy val metrics: Map[String, SQLMetric] = Map(
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"))
@@ -75,7 +75,7 @@ case class PiecewiseMergeJoinExec(
   private def bufferedKey: Expression = if (streamedIsLeft) rightKey else leftKey
 
   /** The broadcast the buffered side needs: sorted by its key. */
-  def bufferedMode: SortedBroadcastMode = SortedBroadcastMode.of(bufferedKey, buffered.output)
+  private def bufferedMode: SortedBroadcastMode = SortedBroadcastMode.of(bufferedKey, buffered.output)
 
   override def requiredChildDistribution: Seq[Distribution] = buildSide match {
     case BuildLeft => BroadcastDistribution(bufferedMode) :: UnspecifiedDistribution :: Nil
