@@ -2,13 +2,18 @@ package rangejoin
 
 import java.util.Locale
 
+import scala.util.Try
+
+import org.apache.spark.network.util.JavaUtils
 import org.apache.spark.sql.internal.SQLConf
 
 /**
  * rangejoin's configuration keys. They are plain SQL configuration strings, read from the session
  * each time a query is planned, so `SET spark.rangejoin.enabled = false` or
  * `spark.conf.set(...)` takes effect for the next query. (Spark's typed ConfigBuilder is private
- * to Spark.) Every key is documented in docs/configuration.md.
+ * to Spark, so Spark cannot check them when they are set.) A value that cannot be read fails the
+ * query being planned with an error naming the key and the values it accepts: a bad setting is
+ * never silently ignored. Every key is documented in docs/configuration.md.
  */
 object RangeJoinConf {
 
@@ -16,13 +21,51 @@ object RangeJoinConf {
   val Enabled = "spark.rangejoin.enabled"
   val EnabledDefault = true
 
+  /**
+   * The largest buffered side, in bytes of estimated size, that rangejoin broadcasts without a
+   * hint. Unset, it is Spark's own `spark.sql.autoBroadcastJoinThreshold`; negative, only hinted
+   * sides (`BROADCAST`, `RANGE_JOIN`) are buffered.
+   */
+  val BroadcastThreshold = "spark.rangejoin.broadcastThreshold"
+
+  /**
+   * Semi, anti and existence joins with no residual compare each streamed row with the other
+   * side's minimum or maximum key alone, computed by an aggregate instead of a sorted broadcast.
+   */
+  val ExistenceFastPath = "spark.rangejoin.existenceFastPath.enabled"
+  val ExistenceFastPathDefault = true
+
+  /**
+   * Drops streamed rows outside the buffered keys' range before the join looks at them, in the
+   * streamed side's own generated code and, where it reads files, in its scan.
+   */
+  val DynamicFilter = "spark.rangejoin.dynamicFilter.enabled"
+  val DynamicFilterDefault = true
+
   def enabled(conf: SQLConf): Boolean = boolean(conf, Enabled, EnabledDefault)
+
+  def existenceFastPath(conf: SQLConf): Boolean =
+    boolean(conf, ExistenceFastPath, ExistenceFastPathDefault)
+
+  def dynamicFilter(conf: SQLConf): Boolean = boolean(conf, DynamicFilter, DynamicFilterDefault)
+
+  /** [[BroadcastThreshold]] in bytes; Spark's broadcast threshold when it is not set. */
+  def broadcastThreshold(conf: SQLConf): Long =
+    conf.getConfString(BroadcastThreshold, null) match {
+      case null => conf.autoBroadcastJoinThreshold
+      case value => Try(JavaUtils.byteStringAsBytes(value.trim)).orElse(
+        Try(value.trim.toLong)).getOrElse(throw invalid(BroadcastThreshold, value,
+          "a size in bytes, with an optional unit (10485760, 10m, 64MB, 1g), or -1 to buffer " +
+            "hinted sides only"))
+    }
 
   private def boolean(conf: SQLConf, key: String, default: Boolean): Boolean =
     conf.getConfString(key, default.toString).trim.toLowerCase(Locale.ROOT) match {
       case "true" => true
       case "false" => false
-      case other => throw new IllegalArgumentException(
-        s"Invalid value for $key: '$other'. Use true or false.")
+      case _ => throw invalid(key, conf.getConfString(key), "true or false")
     }
+
+  private def invalid(key: String, value: String, accepted: String) =
+    new IllegalArgumentException(s"Invalid value for $key: '$value'. Accepted values: $accepted.")
 }

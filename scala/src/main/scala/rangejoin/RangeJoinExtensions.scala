@@ -2,19 +2,27 @@ package rangejoin
 
 import java.util.{Collections, WeakHashMap}
 
-import org.apache.spark.sql.{SparkSessionExtensions, SparkSessionExtensionsProvider}
+import org.apache.spark.SPARK_VERSION
+import org.apache.spark.sql.{SparkSession, SparkSessionExtensions, SparkSessionExtensionsProvider}
+import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
 
-import rangejoin.planning.RangeJoinStrategy
+import rangejoin.planning.{RangeJoinHints, RangeJoinStrategy}
 
 /**
  * rangejoin's entry point: `spark.sql.extensions=rangejoin.RangeJoinExtensions`. Spark also loads
  * it on its own whenever the jar is on the classpath (META-INF/services), so naming it in
  * `spark.sql.extensions` as well is harmless: it registers once per set of extensions.
+ *
+ * It refuses to load into a Spark whose version it was not built for: planner internals change
+ * between Spark feature releases, and a mismatch would otherwise fail deep inside some query.
  */
 class RangeJoinExtensions extends SparkSessionExtensionsProvider {
 
   override def apply(extensions: SparkSessionExtensions): Unit = {
+    RangeJoinExtensions.checkSparkVersion(SPARK_VERSION)
     if (RangeJoinExtensions.firstTimeFor(extensions)) {
+      // Resolves /*+ RANGE_JOIN(t) */ before Spark drops hints it does not know.
+      extensions.injectResolutionRule(RangeJoinHints(_))
       // Plans single-inequality joins as PiecewiseMergeJoinExec, ahead of Spark's JoinSelection.
       extensions.injectPlannerStrategy(RangeJoinStrategy)
     }
@@ -23,9 +31,33 @@ class RangeJoinExtensions extends SparkSessionExtensionsProvider {
 
 object RangeJoinExtensions {
 
+  /** The Spark feature release (major.minor) this build of rangejoin compiles against. */
+  val SparkFeatureRelease: String = BuildInfo.sparkVersion.split('.').take(2).mkString(".")
+
   private val registered =
     Collections.synchronizedMap(new WeakHashMap[SparkSessionExtensions, java.lang.Boolean])
 
   private def firstTimeFor(extensions: SparkSessionExtensions): Boolean =
     registered.putIfAbsent(extensions, true) == null
+
+  /** Fails with an explanation when `running` is not a [[SparkFeatureRelease]] patch release. */
+  def checkSparkVersion(running: String): Unit = {
+    val featureRelease = running.split('.').take(2).mkString(".")
+    if (featureRelease != SparkFeatureRelease) {
+      throw new IllegalStateException(
+        s"rangejoin ${BuildInfo.version} is built for Spark $SparkFeatureRelease.x, but this is " +
+          s"Spark $running. Use the rangejoin release built for Spark $featureRelease, or remove " +
+          "rangejoin.RangeJoinExtensions from spark.sql.extensions and its jar from the classpath.")
+    }
+  }
+
+  /**
+   * Whether `session` plans with rangejoin: its planner holds rangejoin's strategy. False for a
+   * session built before the extension was configured (Python checks this to explain what to do).
+   */
+  def isInstalled(session: SparkSession): Boolean = session match {
+    case classic: ClassicSession =>
+      classic.sessionState.planner.extraPlanningStrategies.exists(_.isInstanceOf[RangeJoinStrategy])
+    case _ => false
+  }
 }

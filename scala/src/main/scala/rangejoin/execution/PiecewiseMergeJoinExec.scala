@@ -39,6 +39,8 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
  * @param leftKeyFirst whether `leftKey` is the first operand of the comparison as written
  * @param residual  the condition's other conjuncts, in their original order
  * @param condition the whole join condition: what the join means, whatever the strategy
+ * @param bufferedExtreme for a semi, anti or existence join with no residual, the one buffered
+ *                  row that decides every streamed row ([[Extreme]]); None buffers every row
  */
 case class PiecewiseMergeJoinExec(
     leftKey: Expression,
@@ -50,7 +52,8 @@ case class PiecewiseMergeJoinExec(
     joinType: JoinType,
     buildSide: BuildSide,
     left: SparkPlan,
-    right: SparkPlan) extends BinaryExecNode {
+    right: SparkPlan,
+    bufferedExtreme: Option[Extreme] = None) extends BinaryExecNode {
 
   private val semantics = JoinSemantics(joinType, buildSide).getOrElse(
     throw new IllegalArgumentException(s"$nodeName does not handle $joinType joins with $buildSide"))
@@ -75,7 +78,7 @@ case class PiecewiseMergeJoinExec(
   private def bufferedKey: Expression = if (streamedIsLeft) rightKey else leftKey
 
   /** The broadcast the buffered side needs: sorted by its key. */
-  private def bufferedMode: SortedBroadcastMode = SortedBroadcastMode.of(bufferedKey, buffered.output)
+  private def bufferedMode: SortedBroadcastMode = SortedBroadcastMode.of(bufferedKey, buffered.output, bufferedExtreme)
 
   override def requiredChildDistribution: Seq[Distribution] = buildSide match {
     case BuildLeft => BroadcastDistribution(bufferedMode) :: UnspecifiedDistribution :: Nil
@@ -166,7 +169,7 @@ case class PiecewiseMergeJoinExec(
    * it, as the planner builds it (an exchange would not do under adaptive execution; see there).
    */
   def withSortedBroadcast: PiecewiseMergeJoinExec = {
-    val sorted = SortedBroadcastExec(bufferedKey, buffered)
+    val sorted = SortedBroadcastExec(bufferedKey, buffered, bufferedExtreme)
     if (streamedIsLeft) copy(right = sorted) else copy(left = sorted)
   }
 

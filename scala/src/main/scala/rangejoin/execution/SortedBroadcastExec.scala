@@ -5,7 +5,7 @@ import java.util.concurrent.TimeUnit.NANOSECONDS
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.plans.physical.{BroadcastPartitioning, Partitioning}
 import org.apache.spark.sql.execution.{SparkPlan, SQLExecution, UnaryExecNode}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
@@ -19,13 +19,17 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
  * (`ValidateSparkPlan`): under any other operator it rejects every later re-plan of the query,
  * losing adaptive optimizations elsewhere in it. This node reports the broadcast partitioning the
  * join requires, so no exchange is inserted, and it runs when the join does.
+ *
+ * With `extreme` it broadcasts only the child's row with the extreme key ([[Extreme]]), found by
+ * one pass over the child's partitions where they are: nothing else is collected or sorted.
  */
-case class SortedBroadcastExec(key: Expression, child: SparkPlan) extends UnaryExecNode {
+case class SortedBroadcastExec(key: Expression, child: SparkPlan, extreme: Option[Extreme] = None)
+  extends UnaryExecNode {
 
   override def output: Seq[Attribute] = child.output
 
   // Bound against the child as it is now, exactly as the join above binds its requirement.
-  def mode: SortedBroadcastMode = SortedBroadcastMode.of(key, child.output)
+  def mode: SortedBroadcastMode = SortedBroadcastMode.of(key, child.output, extreme)
 
   override def outputPartitioning: Partitioning = BroadcastPartitioning(mode)
 
@@ -39,7 +43,15 @@ case class SortedBroadcastExec(key: Expression, child: SparkPlan) extends UnaryE
   // Built once per execution of this plan: every task of the join reads the same broadcast.
   @transient private lazy val relation: Broadcast[Array[InternalRow]] = {
     val start = System.nanoTime()
-    val rows = child.executeCollect()
+    val rows = extreme match {
+      case None => child.executeCollect()
+      case Some(e) =>
+        val (boundKey, schema) = (mode.key, child.schema)
+        val candidates = child.execute().mapPartitions { rows =>
+          e.of(rows, boundKey).iterator.map(UnsafeProjection.create(schema)(_).copy())
+        }.collect()
+        e.of(candidates.iterator, boundKey).toArray
+    }
     val collected = System.nanoTime()
     val payload = mode.transform(rows)
     val sorted = System.nanoTime()
@@ -53,6 +65,9 @@ case class SortedBroadcastExec(key: Expression, child: SparkPlan) extends UnaryE
       sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY), metrics.values.toSeq)
     broadcast
   }
+
+  override def simpleString(maxFields: Int): String =
+    s"$nodeName ${extreme.map(e => s"$e($key)").getOrElse(key.toString)}"
 
   override def doExecuteBroadcast[T](): Broadcast[T] = relation.asInstanceOf[Broadcast[T]]
 

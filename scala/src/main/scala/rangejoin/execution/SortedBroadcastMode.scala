@@ -9,8 +9,12 @@ import org.apache.spark.sql.catalyst.plans.physical.BroadcastMode
  * [[SortedBuffer]] payload: BroadcastExchangeExec calls `transform` once, on the driver, so the
  * sort happens once per broadcast rather than once per task. Two joins share a broadcast only
  * when they sort the same side by the same key.
+ *
+ * With `extreme`, the broadcast holds only the buffered row with that extreme key (see
+ * [[Extreme]]); the payload's layout is the same.
  */
-final case class SortedBroadcastMode(key: Expression) extends BroadcastMode {
+final case class SortedBroadcastMode(key: Expression, extreme: Option[Extreme] = None)
+  extends BroadcastMode {
 
   override def transform(rows: Array[InternalRow]): Array[InternalRow] =
     SortedBuffer.build(rows, key)
@@ -29,6 +33,7 @@ object SortedBroadcastMode {
    * another (the logical plan, or a re-planned one), and a mode differing by that bit alone would
    * not satisfy a join's requirement. Treating a key as nullable is always safe.
    */
-  def of(key: Expression, output: Seq[Attribute]): SortedBroadcastMode =
-    SortedBroadcastMode(BindReferences.bindReference(key, output.map(_.withNullability(true))))
+  def of(key: Expression, output: Seq[Attribute], extreme: Option[Extreme]): SortedBroadcastMode =
+    SortedBroadcastMode(
+      BindReferences.bindReference(key, output.map(_.withNullability(true))), extreme)
 }

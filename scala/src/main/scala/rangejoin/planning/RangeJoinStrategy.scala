@@ -4,14 +4,14 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, Unevaluable}
 import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight, BuildSide, JoinSelectionHelper}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
-import org.apache.spark.sql.catalyst.plans.{FullOuter, InnerLike}
+import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, FullOuter, InnerLike, LeftAnti, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
 import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
 import org.apache.spark.sql.execution.adaptive.{BroadcastQueryStageExec, LogicalQueryStage}
 import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
-import rangejoin.execution.{JoinSemantics, PiecewiseMergeJoinExec}
+import rangejoin.execution.{Extreme, JoinSemantics, PiecewiseMergeJoinExec}
 
 /**
  * Plans a join as a [[PiecewiseMergeJoinExec]] where Spark would compare every pair of rows: no
@@ -21,27 +21,79 @@ import rangejoin.execution.{JoinSemantics, PiecewiseMergeJoinExec}
  * as before.
  *
  * The buffered side is chosen as JoinSelection chooses BroadcastNestedLoopJoin's build side:
- * broadcast hints first, then sizes under the broadcast threshold (the smaller side for inner and
- * full joins, otherwise the side that is not preserved). Where Spark would plan a cartesian
- * product, or a nested loop join over a side too large to broadcast, this strategy declines.
+ * hints first (`RANGE_JOIN`, then `BROADCAST`), then sizes under the broadcast threshold
+ * ([[RangeJoinConf.BroadcastThreshold]]; the smaller side for inner and full joins, otherwise the
+ * side that is not preserved). A `RANGE_JOIN` side is buffered whatever its size. Where Spark
+ * would plan a cartesian product, or a nested loop join over a side too large to broadcast, this
+ * strategy declines. A join it declines despite a `RANGE_JOIN` hint is reported the way Spark
+ * reports its own join hints it cannot honour.
+ *
+ * Semi, anti and existence joins with no residual need only the subquery side's extreme key
+ * ([[Extreme]]): that side is reduced to one row where it is, however large it is.
  */
 case class RangeJoinStrategy(session: SparkSession) extends SparkStrategy with JoinSelectionHelper {
 
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
-    case join: Join if RangeJoinConf.enabled(SQLConf.get) => planRangeJoin(join).getOrElse(Nil)
+    case join: Join =>
+      val conf = SQLConf.get
+      val planned =
+        if (!RangeJoinConf.enabled(conf)) Left(s"${RangeJoinConf.Enabled} is false")
+        else planRangeJoin(join, conf)
+      planned match {
+        case Right(rangeJoin) => rangeJoin :: Nil
+        case Left(reason) =>
+          RangeJoinHints.of(join.hint.leftHint).orElse(RangeJoinHints.of(join.hint.rightHint))
+            .foreach(conf.hintErrorHandler.joinHintNotSupported(_, reason))
+          Nil
+      }
     case _ => Nil
   }
 
-  private def planRangeJoin(join: Join): Option[Seq[SparkPlan]] = for {
-    condition <- join.condition
-    if ExtractEquiJoinKeys.unapply(join).isEmpty && evaluable(condition)
-    if !isBroadcastStage(join.left) && !isBroadcastStage(join.right)
-    range <- RangeCondition.split(condition, join.left, join.right)
-    buildSide <- buildSideOf(join)
-    if JoinSemantics(join.joinType, buildSide).isDefined
-  } yield Seq(PiecewiseMergeJoinExec(
-    range.leftKey, range.op, range.rightKey, range.leftKeyFirst, range.residual, condition,
-    join.joinType, buildSide, planLater(join.left), planLater(join.right)).withSortedBroadcast)
+  /** The range join, or why there is none. */
+  private def planRangeJoin(join: Join, conf: SQLConf): Either[String, SparkPlan] = for {
+    condition <- join.condition.toRight("the join has no condition")
+    _ <- Either.cond(ExtractEquiJoinKeys.unapply(join).isEmpty, (),
+      "the join has equi-join keys, which Spark's own joins use")
+    _ <- Either.cond(evaluable(condition), (),
+      "its condition is not deterministic, or holds a subquery or a Python UDF")
+    _ <- Either.cond(!isBroadcastStage(join.left) && !isBroadcastStage(join.right), (),
+      "Spark has already broadcast one of its sides")
+    range <- RangeCondition.split(condition, join.left, join.right).toRight(
+      "no conjunct compares the two sides with <, <=, > or >= on keys rangejoin can sort")
+    plan <- existenceFastPath(join, condition, range, conf).toRight(()).left.flatMap { _ =>
+      for {
+        buildSide <- buildSideOf(join, conf).toRight(
+          "neither side is small enough to broadcast (spark.rangejoin.broadcastThreshold) or hinted")
+        _ <- JoinSemantics(join.joinType, buildSide).toRight(
+          s"rangejoin does not handle ${join.joinType} joins")
+      } yield PiecewiseMergeJoinExec(
+        range.leftKey, range.op, range.rightKey, range.leftKeyFirst, range.residual, condition,
+        join.joinType, buildSide, planLater(join.left), planLater(join.right)).withSortedBroadcast
+    }
+  } yield plan
+
+  /**
+   * A semi, anti or existence join with no residual, decided for each left row by the right
+   * side's extreme key alone. Keys must not be able to fail: Spark evaluates them only on the
+   * pairs it compares, this plan on every row of each side.
+   */
+  private def existenceFastPath(
+      join: Join,
+      condition: Expression,
+      range: RangeCondition,
+      conf: SQLConf): Option[SparkPlan] = {
+    val existence = join.joinType match {
+      case LeftSemi | LeftAnti | ExistenceJoin(_) => true
+      case _ => false
+    }
+    if (existence && range.residual.isEmpty && CannotFail(range.leftKey) &&
+        CannotFail(range.rightKey) && RangeJoinConf.existenceFastPath(conf)) {
+      Some(PiecewiseMergeJoinExec(
+        range.leftKey, range.op, range.rightKey, range.leftKeyFirst, None, condition,
+        join.joinType, BuildRight, planLater(join.left), planLater(join.right),
+        bufferedExtreme = Some(Extreme.deciding(range.op))).withSortedBroadcast)
+    } else None
+  }
 
   // Python UDFs, unplanned subqueries and other placeholders are Spark's to plan.
   private def evaluable(condition: Expression): Boolean =
@@ -49,9 +101,8 @@ case class RangeJoinStrategy(session: SparkSession) extends SparkStrategy with J
       !condition.exists(e => e.isInstanceOf[Unevaluable] && !e.isInstanceOf[Attribute])
 
   /** BroadcastNestedLoopJoin's build side, as JoinSelection picks it; None where it would not broadcast. */
-  private def buildSideOf(join: Join): Option[BuildSide] = {
+  private def buildSideOf(join: Join, conf: SQLConf): Option[BuildSide] = {
     val Join(left, right, joinType, _, hint) = join
-    val conf = SQLConf.get
     val preferred =
       if (joinType.isInstanceOf[InnerLike] || joinType == FullOuter) getSmallerSide(left, right)
       else if (canBuildBroadcastLeft(joinType)) BuildLeft
@@ -61,16 +112,23 @@ case class RangeJoinStrategy(session: SparkSession) extends SparkStrategy with J
       else if (buildLeft) Some(BuildLeft)
       else if (buildRight) Some(BuildRight)
       else None
+    val threshold = RangeJoinConf.broadcastThreshold(conf)
+    def small(plan: LogicalPlan) = conf.getConfString(RangeJoinConf.BroadcastThreshold, null) match {
+      case null => canBroadcastBySize(plan, conf) // Spark's threshold, adaptive one included
+      case _ => plan.stats.sizeInBytes >= 0 && plan.stats.sizeInBytes <= threshold
+    }
     def bySize = either(
-      canBroadcastBySize(left, conf) && !hintToNotBroadcastAndReplicateLeft(hint),
-      canBroadcastBySize(right, conf) && !hintToNotBroadcastAndReplicateRight(hint))
+      small(left) && !hintToNotBroadcastAndReplicateLeft(hint),
+      small(right) && !hintToNotBroadcastAndReplicateRight(hint))
 
     if (hint.isEmpty) bySize
-    else either(hintToBroadcastLeft(hint), hintToBroadcastRight(hint)).orElse {
-      val cartesianAskedFor = hintToShuffleReplicateNL(hint) &&
-        joinType.isInstanceOf[InnerLike] && !hintToNotBroadcastAndReplicate(hint)
-      if (cartesianAskedFor) None else bySize
-    }
+    else either(RangeJoinHints.onLeft(hint), RangeJoinHints.onRight(hint))
+      .orElse(either(hintToBroadcastLeft(hint), hintToBroadcastRight(hint)))
+      .orElse {
+        val cartesianAskedFor = hintToShuffleReplicateNL(hint) &&
+          joinType.isInstanceOf[InnerLike] && !hintToNotBroadcastAndReplicate(hint)
+        if (cartesianAskedFor) None else bySize
+      }
   }
 
   /**

@@ -1,0 +1,58 @@
+package rangejoin.execution
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Expression, UnsafeProjection}
+import org.apache.spark.sql.catalyst.types.PhysicalDataType
+
+/**
+ * The one buffered row a semi, anti or existence join with no residual needs: the one with the
+ * largest key (for `streamed < buffered` and `<=`) or the smallest (`>`, `>=`). Some buffered
+ * row satisfies `s < b` exactly when `s < max(b)`, so a streamed row is decided by that one key:
+ * {{{
+ *   buffered keys   1  3  3  5  8  NULL      s < b   <=>   s < 8
+ *                                            s > b   <=>   s > 1
+ * }}}
+ * Keys are compared with Spark's own ordering for their type (NaN above every number, -0.0
+ * equal to 0.0, collations), the ordering its comparison operators use. NULL keys never match,
+ * so they are skipped; with no key at all the buffer is empty and nothing matches.
+ */
+sealed abstract class Extreme(val name: String) extends Serializable {
+
+  protected def better(comparison: Int): Boolean
+
+  /** The row of `rows` with the extreme non-NULL `key` (bound to the rows), or None. */
+  final def of(rows: Iterator[InternalRow], key: Expression): Option[InternalRow] = {
+    val keyOf = UnsafeProjection.create(Seq(key))
+    val ordering = PhysicalDataType.ordering(key.dataType)
+    var best: InternalRow = null
+    var bestKey: Any = null
+    rows.foreach { row =>
+      val k = keyOf(row)
+      if (!k.isNullAt(0)) {
+        val value = k.get(0, key.dataType)
+        if (best == null || better(ordering.compare(value, bestKey))) {
+          best = row.copy()
+          bestKey = keyOf(best).copy().get(0, key.dataType)
+        }
+      }
+    }
+    Option(best)
+  }
+
+  override def toString: String = name
+}
+
+object Extreme {
+  case object Max extends Extreme("max") {
+    override protected def better(comparison: Int): Boolean = comparison > 0
+  }
+  case object Min extends Extreme("min") {
+    override protected def better(comparison: Int): Boolean = comparison < 0
+  }
+
+  /** The buffered key that decides `streamed op buffered` for some buffered row. */
+  def deciding(op: RangeOp): Extreme = op match {
+    case RangeOp.Lt | RangeOp.Le => Max
+    case RangeOp.Gt | RangeOp.Ge => Min
+  }
+}

@@ -1,0 +1,74 @@
+package rangejoin.planning
+
+import scala.collection.mutable
+
+import org.apache.spark.sql.{AnalysisException, SparkSession}
+import org.apache.spark.sql.catalyst.analysis.{ResolveHints, UnresolvedAttribute}
+import org.apache.spark.sql.catalyst.expressions.StringLiteral
+import org.apache.spark.sql.catalyst.plans.logical.{HintInfo, JoinHint, LogicalPlan, ResolvedHint, SubqueryAlias, UnresolvedHint, View}
+import org.apache.spark.sql.catalyst.rules.Rule
+
+/**
+ * Resolves `/*+ RANGE_JOIN(t, ...) */` (and `Dataset.hint("range_join")`) the way Spark resolves
+ * its own join strategy hints: each named relation of the hinted query block is marked with a
+ * [[RangeJoinHint]], which Spark's optimizer then carries to the join above it. Names that match
+ * no relation are reported through Spark's hint error handler, as for `BROADCAST(t)`.
+ *
+ * Spark's own hint rules run before relations are resolved and leave hints they do not know
+ * alone; Spark drops the hints still unresolved only after resolution. This rule runs in between,
+ * when the hinted relations are resolved `SubqueryAlias`es.
+ */
+case class RangeJoinHints(session: SparkSession) extends Rule[LogicalPlan] {
+
+  private def hintInfo = HintInfo(strategy = Some(RangeJoinHint.INSTANCE))
+
+  override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
+    case UnresolvedHint(name, parameters, child)
+        if name.equalsIgnoreCase(RangeJoinHint.NAME) && child.resolved =>
+      if (parameters.isEmpty) {
+        ResolvedHint(child, hintInfo)
+      } else {
+        val named = parameters.map {
+          case StringLiteral(table) => UnresolvedAttribute.parseAttributeName(table)
+          case UnresolvedAttribute(nameParts) => nameParts
+          case other => // Spark's error for a join strategy hint's bad parameter
+            throw new AnalysisException("_LEGACY_ERROR_TEMP_1047",
+              Map("hintName" -> name, "invalidParams" -> other.sql))
+        }.toSet
+        val found = mutable.HashSet.empty[Seq[String]]
+        val marked = mark(child, named, found)
+        conf.hintErrorHandler.hintRelationsNotFound(name, parameters, named -- found)
+        marked
+      }
+  }
+
+  // Like Spark's join strategy hints: the relations of this query block, not inside named
+  // relations, views or already hinted plans.
+  private def mark(plan: LogicalPlan, named: Set[Seq[String]], found: mutable.Set[Seq[String]])
+      : LogicalPlan = {
+    def matching(alias: SubqueryAlias): Boolean = {
+      val ident = alias.identifier.qualifier :+ alias.identifier.name
+      val hits = named.filter(ResolveHints.matchedIdentifier(_, ident, conf.resolver))
+      found ++= hits
+      hits.nonEmpty
+    }
+    plan match {
+      case ResolvedHint(alias: SubqueryAlias, hint) if matching(alias) =>
+        ResolvedHint(alias, hintInfo.merge(hint, conf.hintErrorHandler))
+      case alias: SubqueryAlias if matching(alias) => ResolvedHint(alias, hintInfo)
+      case _: ResolvedHint | _: View | _: SubqueryAlias => plan
+      case _ => plan.mapChildren(mark(_, named, found))
+    }
+  }
+}
+
+object RangeJoinHints {
+
+  /** The RANGE_JOIN hint on one side of a join, if any. */
+  def of(side: Option[HintInfo]): Option[HintInfo] =
+    side.filter(_.strategy.contains(RangeJoinHint.INSTANCE))
+
+  def onLeft(hint: JoinHint): Boolean = of(hint.leftHint).isDefined
+
+  def onRight(hint: JoinHint): Boolean = of(hint.rightHint).isDefined
+}
