@@ -3,7 +3,7 @@ package rangejoin.execution
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, SortOrder}
 import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight, BuildSide}
 import org.apache.spark.sql.catalyst.plans._
 import org.apache.spark.sql.catalyst.plans.physical._
@@ -41,6 +41,9 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
  * @param condition the whole join condition: what the join means, whatever the strategy
  * @param bufferedExtreme for a semi, anti or existence join with no residual, the one buffered
  *                  row that decides every streamed row ([[Extreme]]); None buffers every row
+ * @param dynamicFilter whether streamed rows beyond the buffered keys' extreme may be dropped
+ *                  before the join ([[DynamicFilter]]): the planner allows it only for a streamed
+ *                  key that cannot fail
  */
 case class PiecewiseMergeJoinExec(
     leftKey: Expression,
@@ -53,7 +56,8 @@ case class PiecewiseMergeJoinExec(
     buildSide: BuildSide,
     left: SparkPlan,
     right: SparkPlan,
-    bufferedExtreme: Option[Extreme] = None) extends BinaryExecNode {
+    bufferedExtreme: Option[Extreme] = None,
+    dynamicFilter: Boolean = false) extends BinaryExecNode {
 
   private val semantics = JoinSemantics(joinType, buildSide).getOrElse(
     throw new IllegalArgumentException(s"$nodeName does not handle $joinType joins with $buildSide"))
@@ -63,7 +67,13 @@ case class PiecewiseMergeJoinExec(
   private def buffered: SparkPlan = if (streamedIsLeft) right else left
 
   override lazy val metrics: Map[String, SQLMetric] = Map(
-    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"))
+    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
+    "numStreamedRowsSkipped" ->
+      SQLMetrics.createMetric(sparkContext, "streamed rows skipped by the dynamic filter"))
+
+  // A streamed row with no match outputs nothing: rows that cannot match may be dropped early.
+  private def filtersStreamed: Boolean = dynamicFilter &&
+    (semantics.streamed == RowEmit.Never || semantics.streamed == RowEmit.IfMatched)
 
   override def output: Seq[Attribute] = joinType match {
     case _: InnerLike => left.output ++ right.output
@@ -91,6 +101,11 @@ case class PiecewiseMergeJoinExec(
   override def outputPartitioning: Partitioning =
     if (semantics.needsBufferedMatches) UnknownPartitioning(0) else streamed.outputPartitioning
 
+  // Each streamed row's output follows it, in the streamed order; buffered rows output on their
+  // own come after, in no order.
+  override def outputOrdering: Seq[SortOrder] =
+    if (semantics.needsBufferedMatches) Nil else streamed.outputOrdering
+
   override def simpleString(maxFields: Int): String =
     s"$nodeName $joinType, $buildSide, ($leftKey $op $rightKey)" +
       residual.map(r => s", residual: $r").getOrElse("")
@@ -101,6 +116,7 @@ case class PiecewiseMergeJoinExec(
         |${ExplainUtils.generateFieldString("Residual", residual.map(_.toString).getOrElse(""))}
         |${ExplainUtils.generateFieldString("Join type", joinType.toString)}
         |${ExplainUtils.generateFieldString("Build side", buildSide.toString)}
+        |${ExplainUtils.generateFieldString("Dynamic filter", filtersStreamed.toString)}
         |""".stripMargin
 
   private def joinSpec: JoinSpec = JoinSpec(
@@ -121,7 +137,7 @@ case class PiecewiseMergeJoinExec(
 
   protected override def doExecute(): RDD[InternalRow] = {
     val payload = buffered.executeBroadcast[Array[InternalRow]]()
-    val streamedRows = streamed.execute()
+    val streamedRows = streamedPlan(new SortedBuffer(payload.value)).execute()
     val spec = joinSpec
 
     val streamedOutput = if (semantics.streamedPassEmits) {
@@ -148,6 +164,15 @@ case class PiecewiseMergeJoinExec(
         row
       }
     }
+  }
+
+  /** The streamed side as it runs: under the dynamic filter, once the buffered bound is known. */
+  private def streamedPlan(buffer: SortedBuffer): SparkPlan = {
+    if (!filtersStreamed || !buffer.isSorted) return streamed
+    val streamedOp = if (streamedIsLeft) op else op.flip
+    val predicate = DynamicFilter.predicate(streamedOp, if (streamedIsLeft) leftKey else rightKey,
+      bufferedMode.key, buffer)
+    DynamicFilter(streamed, predicate, longMetric("numStreamedRowsSkipped"))
   }
 
   /** The buffered rows' own output, in slices of the buffer read from the broadcast. */

@@ -68,7 +68,9 @@ case class RangeJoinStrategy(session: SparkSession) extends SparkStrategy with J
           s"rangejoin does not handle ${join.joinType} joins")
       } yield PiecewiseMergeJoinExec(
         range.leftKey, range.op, range.rightKey, range.leftKeyFirst, range.residual, condition,
-        join.joinType, buildSide, planLater(join.left), planLater(join.right)).withSortedBroadcast
+        join.joinType, buildSide, planLater(join.left), planLater(join.right),
+        dynamicFilter = dynamicFilter(if (buildSide == BuildRight) range.leftKey else range.rightKey, conf)
+      ).withSortedBroadcast
     }
   } yield plan
 
@@ -91,9 +93,14 @@ case class RangeJoinStrategy(session: SparkSession) extends SparkStrategy with J
       Some(PiecewiseMergeJoinExec(
         range.leftKey, range.op, range.rightKey, range.leftKeyFirst, None, condition,
         join.joinType, BuildRight, planLater(join.left), planLater(join.right),
-        bufferedExtreme = Some(Extreme.deciding(range.op))).withSortedBroadcast)
+        bufferedExtreme = Some(Extreme.deciding(range.op)),
+        dynamicFilter = dynamicFilter(range.leftKey, conf)).withSortedBroadcast)
     } else None
   }
+
+  // The filter evaluates the streamed key on rows Spark might never pair: it must not fail.
+  private def dynamicFilter(streamedKey: Expression, conf: SQLConf): Boolean =
+    RangeJoinConf.dynamicFilter(conf) && CannotFail(streamedKey)
 
   // Python UDFs, unplanned subqueries and other placeholders are Spark's to plan.
   private def evaluable(condition: Expression): Boolean =
