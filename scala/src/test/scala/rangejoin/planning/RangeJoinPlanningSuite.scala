@@ -262,7 +262,10 @@ class RangeJoinPlanningSuite extends QueryTest with RangeJoinSharedSession with 
       assertBuildSide("SELECT * FROM small s LEFT JOIN large g ON s.v < g.w", BuildLeft)
       assertBuildSide("SELECT * FROM large g LEFT JOIN small s ON g.w > s.v", BuildRight)
       assertBuildSide("SELECT * FROM large g RIGHT JOIN small s ON g.w > s.v", BuildRight)
-      assertBuildSide("SELECT * FROM small s LEFT SEMI JOIN large g ON s.v < g.w", BuildLeft)
+      assertBuildSide("SELECT * FROM small s LEFT SEMI JOIN large g ON s.v < g.w AND s.v <> g.w - 3", BuildLeft)
+      // With no residual, the existence fast path reduces the right side to its extreme row.
+      val (fast, _) = plannedWithStockPlan("SELECT * FROM small s LEFT SEMI JOIN large g ON s.v < g.w")
+      assert(fast.buildSide == BuildRight && fast.bufferedExtreme.isDefined, fast)
     }
   }
 
