@@ -55,8 +55,14 @@ def env_flag(name: str) -> bool:
     return os.environ.get(name, "") not in ("", "0", "false", "no")
 
 
+_START = time.perf_counter()
+
+
 def log(message: str = "") -> None:
-    print(message, flush=True)
+    """Prints ``message``, each line after the minutes and seconds since the start."""
+    elapsed = time.perf_counter() - _START
+    stamp = f"[{int(elapsed // 60):3d}:{int(elapsed % 60):02d}] "
+    print("\n".join(stamp + line if line else line for line in message.split("\n")), flush=True)
 
 
 def nice_floor(n: int) -> int:
@@ -76,6 +82,7 @@ class Engines:
         self.specs = wl.tables(manifest["scale"])
         self.stage_input = StageInput(spark)
         self.reduced: Dict[str, int] = {}
+        self.frames = {}
 
     def path(self, table: str) -> str:
         return os.path.join(self.manifest["directory"], self.specs[table].file)
@@ -86,7 +93,9 @@ class Engines:
     def view(self, table: str, first: Optional[int] = None) -> None:
         spec = self.specs[table]
         where = spec.first_rows.format(n=first) if first is not None else None
-        df = self.spark.read.parquet(self.path(table))
+        if table not in self.frames:  # reading a Parquet file's schema runs a Spark job
+            self.frames[table] = self.spark.read.parquet(self.path(table))
+        df = self.frames[table]
         (df.where(where) if where else df).createOrReplaceTempView(table)
         self.con.execute(f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM "
                          f"read_parquet('{self.path(table)}')" + (f" WHERE {where}" if where else ""))
@@ -453,8 +462,7 @@ def main(argv=None) -> int:
         return status
     results["elapsed_seconds"] = time.perf_counter() - started
     results["targets"] = report.evaluate(results)
-    log("")
-    log(report.text_table(results))
+    print("\n" + report.text_table(results), flush=True)
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "results.json"), "w") as f:
         json.dump(results, f, indent=2, default=str)

@@ -5,6 +5,8 @@ from typing import List, Optional
 
 ENGINES = ("stock Spark", "rangejoin", "DuckDB", "floor")
 DYNAMIC_FILTER_METRIC = "streamed rows skipped by the dynamic filter"
+# The Parquet table whose row groups a workload's query reads, by workload.
+PARQUET_TABLES = {"W1": "t2", "W5": "t2_rg"}
 
 # The issue's targets, per query: (ratio, comparison, bound).
 RATIO_TARGETS = {
@@ -161,20 +163,21 @@ def text_table(results) -> str:
     out += [line(r) for r in rows]
     scale = results["args"]["scale"]
     out.append("")
-    out.append(f"Best of {results['args']['repeat']} timed runs after a warm-up run, in seconds; "
+    warm = "" if results["args"].get("no_warmup") else " after a warm-up run"
+    out.append(f"Best of {results['args']['repeat']} timed run{'s' if results['args']['repeat'] > 1 else ''}{warm}, in seconds; "
                f"scale {scale:g}" + ("" if scale == 1 else " (the targets are for scale 1)") + ".")
     out.append("rj = rangejoin. floor: Spark without the join (see docs/benchmarks.md).")
     for note in reduced_notes(results):
         out.append("* " + note)
     for w, q in queries(results):
-        if q["key"].startswith("W5"):
-            for engine in ("stock Spark", "rangejoin"):
-                g = row_groups(results, q, engine, "t2_rg")
-                if g:
-                    out.append(f"W5 Parquet, {engine}: t2_rg scan read {g['rows']:,} rows = "
-                               f"{g['groups']:,} of {g['of']:,} row groups of {g['per_group']:,} rows"
-                               + (" (stock at a reduced size)" if g["reduced"] else "")
-                               + f"; input records of the query's stages {q[engine]['input_records']:,}")
+        table = PARQUET_TABLES.get(q["key"][:2])
+        for engine in ("stock Spark", "rangejoin") if table else ():
+            g = row_groups(results, q, engine, table)
+            if g:
+                out.append(f"{q['key']}, {engine}: the {table} scan read {g['rows']:,} rows = "
+                           f"{g['groups']:,} of {g['of']:,} row groups of up to {g['per_group']:,} rows"
+                           + (" (at a reduced size)" if g["reduced"] else "")
+                           + f"; input records of the query's stages {q[engine]['input_records']:,}")
         if q.get("dynamic_filter_skipped") is not None:
             out.append(f"{q['key']}: {DYNAMIC_FILTER_METRIC}: {q['dynamic_filter_skipped']:,}")
         if q.get("memory"):
@@ -291,27 +294,32 @@ def markdown(results, chart_file: Optional[str]) -> str:
         out.append("W3 was not run.")
 
     # Parquet row groups.
-    out += ["", "## Parquet row groups read (W5)", ""]
-    w5 = [(w, q) for w, q in queries(results) if q["key"].startswith("W5")]
-    if w5:
-        w, q = w5[0]
+    out += ["", "## Parquet row groups read (W5, and W1)", ""]
+    pq = [(w, q) for w, q in queries(results) if q["key"][:2] in PARQUET_TABLES]
+    if pq:
         info = results["manifest"]["tables"]["t2_rg"]
+        t2 = results["manifest"]["tables"]["t2"]
         out.append(f"W5's t2_rg holds t2's {info['rows']:,} rows (v1 = 1..{info['rows']:,}, in "
-                   f"order) in {info['row_groups']:,} row group{'s' if info['row_groups'] != 1 else ''} of up to {info['max_rows_per_group']:,} "
-                   "rows, written by DuckDB (`ROW_GROUP_SIZE`). The metric is the number of rows the "
-                   "t2_rg scan output (the scan node's `number of output rows`, which counts the rows "
-                   "of every row group it did not skip), converted into row groups; the input records of "
-                   "the query's stages (the task metric `records read`, which also counts t1's 1,000 "
-                   "rows) are shown beside it.")
+                   f"order) in {info['row_groups']:,} row group{'s' if info['row_groups'] != 1 else ''} "
+                   f"of up to {info['max_rows_per_group']:,} rows, written by DuckDB "
+                   f"(`ROW_GROUP_SIZE`); W1's t2 has {t2['row_groups']:,} (DuckDB's default size, up "
+                   f"to {t2['max_rows_per_group']:,} rows). The metric is the number of rows the "
+                   "scan of t2 or t2_rg output (the scan node's `number of output rows`: the rows of "
+                   "every row group it did not skip), converted into row groups; beside it, the input "
+                   "records of the query's stages (the task metric `records read`, which also counts "
+                   "t1's 1,000 rows).")
         out.append("")
         rows = []
-        for engine in ("stock Spark", "rangejoin"):
-            g = row_groups(results, q, engine, "t2_rg")
-            if g:
-                rows.append([engine + (" (reduced size)" if g["reduced"] else ""), f"{g['rows']:,}",
-                             f"{g['groups']:,} of {g['of']:,}", f"{q[engine]['input_records']:,}"])
-        out.append(md_table(["run", "t2_rg rows read", "row groups read", "input records (all stages)"],
-                            rows, right=(1, 2, 3)))
+        for w, q in pq:
+            table = PARQUET_TABLES[q["key"][:2]]
+            for engine in ("stock Spark", "rangejoin"):
+                g = row_groups(results, q, engine, table)
+                if g:
+                    rows.append([q["key"], engine + (" (reduced size)" if g["reduced"] else ""),
+                                 f"{g['rows']:,}", f"{g['groups']:,} of {g['of']:,}",
+                                 f"{q[engine]['input_records']:,}"])
+        out.append(md_table(["query", "run", "rows read", "row groups read",
+                             "input records (all stages)"], rows, right=(2, 3, 4)))
         for w1, q1 in queries(results):
             if q1.get("dynamic_filter_skipped") is not None:
                 out += ["", f"- {q1['key']}: PiecewiseMergeJoin's metric \"{DYNAMIC_FILTER_METRIC}\" "
@@ -320,7 +328,7 @@ def markdown(results, chart_file: Optional[str]) -> str:
             out += ["", f"(The PiecewiseMergeJoin node has no metric \"{DYNAMIC_FILTER_METRIC}\" in "
                     "this build.)"]
     else:
-        out.append("W5 was not run.")
+        out.append("Neither W1 nor W5 was run.")
 
     # Workloads, data, floors.
     out += ["", "## Workloads and data", "",
