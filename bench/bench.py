@@ -426,6 +426,7 @@ def main(argv=None) -> int:
 
     con = duckdb.connect()
     con.execute(f"SET threads = {THREADS}")
+    con.execute("SET enable_progress_bar = false")
     manifest = wl.ensure_data(con, args.data_dir, args.scale, log)
     log(f"Starting Spark (local[{THREADS}]) ...")
     results = {"args": {k: v for k, v in vars(args).items()}, "full_run": full_run,
