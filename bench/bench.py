@@ -172,23 +172,48 @@ def run_sized(engines: Engines, query: wl.Query, engine: str, args) -> dict:
             return engines.duckdb_run(query.text("DuckDB"))
     table = query.streamed
     full = engines.specs[table].rows
-    n = full if full <= 20_000 else max(1_000, full // 10_000)
     probes = []
-    while True:
-        engines.view(table, first=n if n < full else None)
+
+    def probe(rows: int) -> float:
+        engines.view(table, first=rows if rows < full else None)
         _, seconds, *_ = run()
-        probes.append((n, round(seconds, 3)))
-        if n >= full or seconds >= args.probe_min:
-            break
-        factor = min(16.0, max(2.0, 1.5 * args.probe_min / max(seconds, 0.05)))
-        n = min(full, int(n * factor))
+        probes.append((rows, round(seconds, 3)))
+        return seconds
+
+    # Probe runs on more and more of the streamed table's first rows, growing 4x to 16x at a
+    # time, until two of them show the time growing with the rows (the second at least
+    # --probe-min seconds and twice the first: the time per row, not Spark's fixed cost per
+    # query, dominates it); the line through them estimates the full-size time. The very first
+    # run is a warm-up.
+    n = full if full <= 20_000 else max(1_000, full // 10_000)
+    fit = None  # (fixed seconds, seconds per row)
+    if n < full:
+        probe(n)
+        probes.clear()
+    seconds = probe(n)
+    while n < full and seconds < args.stock_target:
+        if len(probes) >= 2:
+            (n1, t1), (n2, t2) = probes[-2], probes[-1]
+            if t2 >= args.probe_min and t2 >= 2 * t1:
+                slope = (t2 - t1) / (n2 - n1)
+                fit = (max(0.0, t2 - slope * n2), slope)
+                break
+        n = min(full, int(n * min(16.0, max(4.0, 1.5 * args.probe_min / max(seconds, 0.05)))))
+        seconds = probe(n)
+    if n >= full:
+        estimate = seconds
+    elif fit:
+        estimate = fit[0] + fit[1] * full
+    else:  # a probe that took --stock-target seconds already
+        estimate = seconds * full / n
     if len(probes) > 1 or n < full:
         log(f"    {engine} probes (rows of {table}: seconds): "
             + ", ".join(f"{r:,}: {t:.3f}" for r, t in probes))
-    estimate = seconds * full / n
-    size = full if estimate <= args.stock_limit else \
-        max(n, nice_floor(int(full * args.stock_target / estimate)))
-    if size < full:
+    if estimate <= args.stock_limit:
+        size = full
+    else:
+        rows = (args.stock_target - fit[0]) / fit[1] if fit else n * args.stock_target / seconds
+        size = min(full - 1, max(n, nice_floor(int(rows))))
         log(f"    {engine}: about {estimate:,.0f} s a run at full size, over {args.stock_limit:g} s:"
             f" running it on the first {size:,} of {full:,} {table} rows")
     engines.view(table, first=size if size < full else None)
@@ -406,8 +431,8 @@ def main(argv=None) -> int:
                         help="where the generated Parquet data is cached (default bench/data)")
     parser.add_argument("--out-dir", default=None,
                         help="where benchmarks.md, benchmarks.png and results.json go (default: "
-                             "docs/ for a full run: scale 1, all workloads, not --quick; else "
-                             "bench/results/<scale>/)")
+                             "bench/results/scale-<scale>/, except that a full run (scale 1, all "
+                             "workloads, not --quick) writes benchmarks.md and .png to docs/)")
     parser.add_argument("--no-chart", action="store_true", help="no PNG chart")
     args = parser.parse_args(argv)
     args.repeat = args.repeat or (1 if args.quick else 3)
@@ -465,7 +490,12 @@ def main(argv=None) -> int:
     results["targets"] = report.evaluate(results)
     print("\n" + report.text_table(results), flush=True)
     os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "results.json"), "w") as f:
+    # Every number of the run, as JSON; a full run's stays out of docs/ (and out of git).
+    json_dir = out_dir if args.out_dir or not full_run else \
+        os.path.join(HERE, "results", f"scale-{args.scale:g}")
+    os.makedirs(json_dir, exist_ok=True)
+    json_path = os.path.join(json_dir, "results.json")
+    with open(json_path, "w") as f:
         json.dump(results, f, indent=2, default=str)
     chart = None
     if not args.no_chart:
@@ -473,7 +503,7 @@ def main(argv=None) -> int:
     doc = os.path.join(out_dir, "benchmarks.md")
     with open(doc, "w") as f:
         f.write(report.markdown(results, chart_file=os.path.basename(chart) if chart else None))
-    log(f"\nWrote {doc}" + (f" and {chart}" if chart else "") + f" (and results.json there); "
+    log(f"\nWrote {doc}" + (f", {chart}" if chart else "") + f" and {json_path}; "
         f"{results['elapsed_seconds'] / 60:.1f} minutes in all.")
     return 0
 
