@@ -192,6 +192,13 @@ def text_table(results) -> str:
     return "\n".join(out)
 
 
+def human(n: int) -> str:
+    for unit, size in (("M", 1_000_000), ("K", 1_000)):
+        if n >= size and n % size == 0:
+            return f"{n // size}{unit}"
+    return f"{n:,}"
+
+
 def md_table(header: List[str], rows: List[List[str]], right=()) -> str:
     align = ["---:" if i in right else "---" for i in range(len(header))]
     lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
@@ -222,9 +229,10 @@ def markdown(results, chart_file: Optional[str]) -> str:
             ["Spark", f"embedded, `{m['spark_conf']['master']}`, " + ", ".join(
                 f"`{k}={v}`" for k, v in m["spark_conf"].items() if k != "master")],
             ["DuckDB", f"in-process, `SET threads = {m['duckdb_threads']}`"],
-            ["timing", f"per query and engine: one untimed warm-up run, then the best of "
-                       f"{a['repeat']} timed runs; a run is the wall time of planning, running and "
-                       "fetching the (one-row) answer"],
+            ["timing", ("per query and engine: " + ("" if a.get("no_warmup") else
+                        "one untimed warm-up run, then ") + (f"the best of {a['repeat']} timed runs"
+                        if a["repeat"] > 1 else "one timed run") + "; a run is the wall time of "
+                        "planning, running and fetching the (one-row) answer")],
         ]),
         "",
         "## Results",
@@ -259,11 +267,11 @@ def markdown(results, chart_file: Optional[str]) -> str:
                                        if missed else "") + "."]
 
     # Memory.
-    out += ["", "## Memory: a 1M-row buffered side (W3)", ""]
     mem = [(w, q) for w, q in queries(results) if q.get("memory")]
+    buffered = mem[0][0]["tables"].get("b3") if mem else None
+    out += ["", f"## Memory: a {human(buffered) if buffered else '1M'}-row buffered side (W3)", ""]
     if mem:
         w, q = mem[0]
-        buffered = w["tables"].get("b3")
         sb = q.get("sorted_broadcast_metrics") or []
         out.append(f"W3's buffered side is b3, {buffered:,} rows (id, k: two BIGINTs). One more "
                    "run of each engine, untimed: a full GC first, then the heap's use is sampled "
