@@ -408,19 +408,20 @@ def main(argv=None) -> int:
                         help="scale factor of every large table (default 1: the sizes of the "
                              "issue; also RANGEJOIN_BENCH_SCALE)")
     parser.add_argument("--quick", action="store_true", default=env_flag("RANGEJOIN_BENCH_QUICK"),
-                        help="one timed run per query, and stock Spark reduced to runs of about "
-                             "5 s when it would take over 30 s (also RANGEJOIN_BENCH_QUICK=1)")
+                        help="one timed run per query, and stock Spark (or DuckDB) reduced to runs "
+                             "of about 5 s when it would take over 30 s (also "
+                             "RANGEJOIN_BENCH_QUICK=1)")
     parser.add_argument("--repeat", type=int, default=None,
                         help="timed runs per query and engine (default 3; 1 with --quick)")
     parser.add_argument("--stock-limit", type=float, default=None,
-                        help="longest stock Spark run, in seconds, run at full size (default "
-                             "300; 30 with --quick)")
+                        help="the longest stock Spark (or DuckDB) run, in seconds, that runs at "
+                             "full size; a longer one runs reduced (default 300; 30 with --quick)")
     parser.add_argument("--stock-target", type=float, default=None,
-                        help="length of a reduced stock Spark run, in seconds (default 30; 5 "
-                             "with --quick)")
+                        help="the length of a reduced run, in seconds (default 30; 5 with "
+                             "--quick)")
     parser.add_argument("--probe-min", type=float, default=2.0,
-                        help="a stock Spark probe run this long, in seconds, is long enough to "
-                             "estimate the full-size time from (default 2)")
+                        help="a probe run must take this long, in seconds, to estimate the "
+                             "full-size time from (default 2)")
     parser.add_argument("--skip-stock", action="store_true", help="no stock Spark runs")
     parser.add_argument("--no-warmup", action="store_true",
                         help="no warm-up runs (for a smoke test: the times mean little)")
