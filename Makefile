@@ -63,8 +63,16 @@ scala-test: $(VENV_STAMP)
 py-test: install
 	$(PY) -m pytest -q tests
 
-bench: install
-	$(PY) bench/bench.py
+# The benchmark's own pinned dependencies (matplotlib, for the chart), in .venv beside the build's.
+BENCH_STAMP := $(VENV)/.bench-installed
+$(BENCH_STAMP): $(VENV_STAMP) bench/requirements.txt
+	$(PY) -m pip install --quiet -r bench/requirements.txt
+	touch $@
+
+# W1-W5 at full size (about half an hour on 2 cores; writes docs/benchmarks.md and .png).
+# Smaller runs: RANGEJOIN_BENCH_SCALE=0.01 and/or RANGEJOIN_BENCH_QUICK=1, or BENCH_ARGS="--only W1".
+bench: install $(BENCH_STAMP)
+	$(PY) bench/bench.py $(BENCH_ARGS)
 
 # Lets `spark-submit --packages io.rangejoin:rangejoin-spark_2.13:$(VERSION)` resolve from ~/.m2.
 publish-m2: $(VENV_STAMP)

@@ -1,226 +1,527 @@
-"""Benchmark: range joins in Spark with rangejoin, in stock Spark, and in DuckDB.
+"""Benchmark W1-W5: range joins in Spark with rangejoin, in stock Spark, and in DuckDB.
 
-Run it with ``make bench`` (which builds and installs the wheel first; ``RANGEJOIN_BENCH_QUICK=1
-make bench`` for --quick), or ``python bench/bench.py [--quick] [--sizes 1000000,10000000]
-[--repeat 3]`` with a Python that has the wheel, pyspark and duckdb installed. See
-bench/README.md.
+Run it with ``make bench`` (which builds and installs the wheel and the benchmark's own pinned
+dependencies first), or ``python bench/bench.py [options]`` with a Python that has the wheel,
+pyspark and duckdb (and matplotlib, for the chart). See bench/README.md.
 
-The data is generated once, by DuckDB, into Parquet files in a temporary directory; both engines
-read the same files. Spark runs embedded on local[2], once with ``spark.rangejoin.enabled=true``
-(rangejoin) and once with ``false`` (stock Spark); DuckDB runs in-process with 2 threads. The
-JVM is first warmed up on the first case; then every case is run once untimed by each engine
-(warm-up), then timed ``--repeat`` times; the table shows the medians. Each engine's answer (counts and integer checksums) must equal the others', and
-rangejoin's plans must use PiecewiseMergeJoin and stock Spark's must not: otherwise the benchmark
-stops with an error.
+The data is generated once per scale, by DuckDB, into Parquet files under bench/data/; Spark and
+DuckDB read the same files. Spark runs embedded on local[2], with ``spark.rangejoin.enabled=true``
+(rangejoin) or ``false`` (stock Spark); DuckDB runs in-process with 2 threads. Every query runs
+once untimed (warm-up), then is timed ``--repeat`` times; the best time counts. Stock Spark runs at
+a reduced size, with its full-size time extrapolated, where it would take longer than
+``--stock-limit`` seconds. Each workload also has a floor: Spark doing the workload's scanning (or,
+for W4, producing its rows) without the join. Answers must agree across engines and rangejoin's plans
+must use PiecewiseMergeJoin (stock Spark's must not): otherwise the benchmark stops with an error.
+A missed target is reported, never an error.
 """
 
 import argparse
+import datetime as dt
+import json
 import os
-import statistics
+import platform
+import subprocess
 import sys
-import tempfile
 import time
-from dataclasses import dataclass, field
+from typing import Dict, List, Optional
 
 import duckdb
 
 import rangejoin
+import report
+import workloads as wl
+from jvm_metrics import HeapPeak, StageInput, node_metrics, scan_rows
 from local_spark import executed_plan, local_spark
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
 PMJ = "PiecewiseMergeJoin"
 THREADS = 2
-
-@dataclass
-class Case:
-    name: str
-    shape: str
-    sql: str  # the same text runs on both engines
-    tables: dict  # view name -> parquet file stem
-    slow_stock: bool = False  # skipped for stock Spark by --quick
-    results: dict = field(default_factory=dict)  # engine -> (answer, [seconds])
-
-
-def human(n: int) -> str:
-    for unit, size in (("M", 1_000_000), ("K", 1_000)):
-        if n >= size and n % size == 0:
-            return f"{n // size}{unit}"
-    return str(n)
+DYNAMIC_FILTER_METRIC = "streamed rows skipped by the dynamic filter"
+SPARK_CONF = {
+    "spark.driver.memory": "4g",
+    # The buffered sides (up to 1M rows, ~16 MB of Parquet) must be broadcastable for both stock
+    # Spark's BroadcastNestedLoopJoin and rangejoin; Spark picks the smaller side of an inner join.
+    "spark.sql.autoBroadcastJoinThreshold": str(128 * 1024 * 1024),
+    "spark.sql.shuffle.partitions": str(THREADS),
+}
 
 
-def generate(con, directory: str, sizes) -> None:
-    """Writes every table, once, as Parquet, with DuckDB."""
-
-    def write(stem: str, select: str) -> None:
-        con.execute(f"COPY ({select}) TO '{os.path.join(directory, stem)}.parquet' (FORMAT parquet)")
-
-    # Integers: t1.v1 = 1..1,000 and t2.v1 = 1..N, as in the demo.
-    write("t1", "SELECT range + 1 AS v1 FROM range(1000)")
-    for n in sizes:
-        write(f"t2_{n}", f"SELECT range + 1 AS v1 FROM range({n})")
-    # Events, one a second from 2024-01-01, with a pseudo-random double x in [0, 1) and a
-    # double y = the event's number; windows, whose times and doubles cover the first events.
-    write(
-        "events",
-        "SELECT range AS id, TIMESTAMPTZ '2024-01-01 00:00:00+00' + to_seconds(range) AS ts, "
-        "CAST((range * 2654435761) % 1000003 AS DOUBLE) / 1000003 AS x, "
-        "CAST(range AS DOUBLE) AS y FROM range(1000000)",
-    )
-    write(
-        "windows",
-        "SELECT range AS id, TIMESTAMPTZ '2024-01-01 00:00:00+00' + to_seconds(range + 1) AS ts, "
-        "CAST(range % 100 AS DOUBLE) / 100 AS p, CAST(range AS DOUBLE) + 0.5 AS q FROM range(1000)",
-    )
+class BenchError(Exception):
+    pass
 
 
-def cases(sizes, quick_limit):
-    out = []
-    for n in sizes:
-        out.append(Case(
-            f"(a) inner, demo query", f"1K x {human(n)}",
-            "SELECT count(*) AS n FROM t1 JOIN t2 ON t1.v1 > t2.v1 AND (t1.v1 + t2.v1) % 2 = 0",
-            {"t1": "t1", "t2": f"t2_{n}"}, slow_stock=n > quick_limit))
-    n = sizes[0]
-    out.append(Case(
-        "(b) left outer + residual", f"{human(n)} x 1K",
-        "SELECT count(*) AS n, count(t1.v1) AS matched, sum(t1.v1) AS s1, sum(t2.v1) AS s2 "
-        "FROM t2 LEFT JOIN t1 ON t2.v1 <= t1.v1 AND (t1.v1 - t2.v1) % 7 = 0",
-        {"t1": "t1", "t2": f"t2_{n}"}, slow_stock=n > quick_limit))
-    out.append(Case(
-        "(c) semi: EXISTS, correlated <", f"{human(n)} x 1K",
-        "SELECT count(*) AS n, sum(t2.v1) AS s FROM t2 "
-        "WHERE EXISTS (SELECT 1 FROM t1 WHERE t1.v1 > t2.v1 AND (t1.v1 + t2.v1) % 5 = 0)",
-        {"t1": "t1", "t2": f"t2_{n}"}, slow_stock=n > quick_limit))
-    out.append(Case(
-        "(d) timestamp key, double resid.", "1K x 1M",
-        "SELECT count(*) AS n, sum(e.id) AS se, sum(w.id) AS sw FROM windows w "
-        "JOIN events e ON e.ts < w.ts AND e.x < w.p",
-        {"events": "events", "windows": "windows"}))
-    out.append(Case(
-        "(d) double key, double resid.", "1K x 1M",
-        "SELECT count(*) AS n, sum(e.id) AS se, sum(w.id) AS sw FROM windows w "
-        "JOIN events e ON e.y <= w.q AND e.x >= 0.5",
-        {"events": "events", "windows": "windows"}))
+def env_flag(name: str) -> bool:
+    return os.environ.get(name, "") not in ("", "0", "false", "no")
+
+
+_START = time.perf_counter()
+
+
+def log(message: str = "") -> None:
+    """Prints ``message``, each line after the minutes and seconds since the start."""
+    elapsed = time.perf_counter() - _START
+    stamp = f"[{int(elapsed // 60):3d}:{int(elapsed % 60):02d}] "
+    print("\n".join(stamp + line if line else line for line in message.split("\n")), flush=True)
+
+
+def nice_floor(n: int) -> int:
+    """n rounded down to two significant digits."""
+    if n < 100:
+        return n
+    step = 10 ** (len(str(n)) - 2)
+    return n // step * step
+
+
+class Engines:
+    """Spark and DuckDB, each with a view per table over the same Parquet file; a table can be
+    reduced to its first n rows (in both engines) for stock Spark's reduced runs."""
+
+    def __init__(self, spark, con, manifest):
+        self.spark, self.con, self.manifest = spark, con, manifest
+        self.specs = wl.tables(manifest["scale"])
+        self.stage_input = StageInput(spark)
+        self.reduced: Dict[str, int] = {}
+        self.frames = {}
+
+    def path(self, table: str) -> str:
+        return os.path.join(self.manifest["directory"], self.specs[table].file)
+
+    def rows(self, table: str) -> int:
+        return self.reduced.get(table, self.specs[table].rows)
+
+    def view(self, table: str, first: Optional[int] = None) -> None:
+        spec = self.specs[table]
+        where = spec.first_rows.format(n=first) if first is not None else None
+        if table not in self.frames:  # reading a Parquet file's schema runs a Spark job
+            self.frames[table] = self.spark.read.parquet(self.path(table))
+        df = self.frames[table]
+        (df.where(where) if where else df).createOrReplaceTempView(table)
+        self.con.execute(f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM "
+                         f"read_parquet('{self.path(table)}')" + (f" WHERE {where}" if where else ""))
+        if first is None:
+            self.reduced.pop(table, None)
+        else:
+            self.reduced[table] = first
+
+    def spark_run(self, sql: str, mode: str):
+        """One Spark run: (answer, seconds, DataFrame, input records). ``mode``: "rangejoin",
+        "stock" or "floor" (which runs with rangejoin on, and has no join)."""
+        self.spark.conf.set(rangejoin.ENABLED, "false" if mode == "stock" else "true")
+        self.stage_input.mark()
+        start = time.perf_counter()
+        df = self.spark.sql(sql)
+        rows = df.collect()
+        seconds = time.perf_counter() - start
+        records = self.stage_input.read()
+        plan = executed_plan(df)
+        if mode == "rangejoin" and PMJ not in plan:
+            raise BenchError(f"rangejoin did not plan a {PMJ} for:\n{sql}\n{plan}")
+        if mode == "stock" and PMJ in plan:
+            raise BenchError(f"stock Spark (rangejoin disabled) planned a {PMJ} for:\n{sql}\n{plan}")
+        return answer_of(rows[0]), seconds, df, records
+
+    def duckdb_run(self, sql: str):
+        start = time.perf_counter()
+        row = self.con.execute(sql).fetchone()
+        seconds = time.perf_counter() - start
+        return answer_of(row), seconds
+
+
+def answer_of(row) -> tuple:
+    return tuple(None if v is None else int(v) for v in row)
+
+
+def timed(label: str, run, repeat: int, warm=True) -> dict:
+    """A warm-up run (unless ``warm`` is False: the caller just ran it), then ``repeat`` timed
+    runs; every run must give the same answer. Returns answer, times, best, and the last run's
+    extras (DataFrame, input records)."""
+    extra = None
+    if warm:
+        answer, _, *extra = run()
+    else:
+        answer = None
+    times = []
+    for _ in range(repeat):
+        again, seconds, *extra = run()
+        if answer is not None and again != answer:
+            raise BenchError(f"{label} answered {again}, then {answer}")
+        answer = again
+        times.append(seconds)
+    runs = ", ".join(f"{t:.3f}" for t in times)
+    log(f"    {label:<28} best {min(times):8.3f} s  (runs: {runs})  answer {answer}")
+    return {"answer": answer, "times": times, "best": min(times), "extra": extra}
+
+
+def check_agree(what: str, answers: Dict[str, tuple]) -> None:
+    if len(set(answers.values())) != 1:
+        raise BenchError(f"answers differ for {what}: {answers}")
+
+
+def run_sized(engines: Engines, query: wl.Query, engine: str, args) -> dict:
+    """``engine`` ("stock Spark" or "DuckDB") on ``query``: at full size if a run takes at most
+    ``--stock-limit`` seconds (as estimated from probe runs on the first rows of the streamed
+    table), else at a reduced size whose runs take about ``--stock-target`` seconds, with the
+    full-size time extrapolated linearly in the streamed rows (such an engine compares every
+    pair of rows: its time is O(N x M)); see ``extrapolate``."""
+    if engine == "stock Spark":
+        def run():
+            return engines.spark_run(query.sql, "stock")
+    else:
+        def run():
+            return engines.duckdb_run(query.text("DuckDB"))
+    table = query.streamed
+    full = engines.specs[table].rows
+    probes = []
+
+    def probe(rows: int) -> float:
+        engines.view(table, first=rows if rows < full else None)
+        _, seconds, *_ = run()
+        probes.append((rows, round(seconds, 3)))
+        return seconds
+
+    # Probe runs on more and more of the streamed table's first rows, growing 4x to 16x at a
+    # time, until two of them show the time growing with the rows (the second at least
+    # --probe-min seconds and twice the first: the time per row, not Spark's fixed cost per
+    # query, dominates it); the line through them estimates the full-size time. The very first
+    # run is a warm-up.
+    n = full if full <= 20_000 else max(1_000, full // 10_000)
+    fit = None  # (fixed seconds, seconds per row)
+    if n < full:
+        probe(n)
+        probes.clear()
+    seconds = probe(n)
+    while n < full and seconds < args.stock_target:
+        if len(probes) >= 2:
+            (n1, t1), (n2, t2) = probes[-2], probes[-1]
+            if t2 >= args.probe_min and t2 >= 2 * t1:
+                slope = (t2 - t1) / (n2 - n1)
+                fit = (max(0.0, t2 - slope * n2), slope)
+                break
+        n = min(full, int(n * min(16.0, max(4.0, 1.5 * args.probe_min / max(seconds, 0.05)))))
+        seconds = probe(n)
+    if n >= full:
+        estimate = seconds
+    elif fit:
+        estimate = fit[0] + fit[1] * full
+    else:  # a probe that took --stock-target seconds already
+        estimate = seconds * full / n
+    if len(probes) > 1 or n < full:
+        log(f"    {engine} probes (rows of {table}: seconds): "
+            + ", ".join(f"{r:,}: {t:.3f}" for r, t in probes))
+    if estimate <= args.stock_limit:
+        size = full
+    else:
+        rows = (args.stock_target - fit[0]) / fit[1] if fit else n * args.stock_target / seconds
+        size = min(full - 1, max(n, nice_floor(int(rows))))
+        log(f"    {engine}: about {estimate:,.0f} s a run at full size, over {args.stock_limit:g} s:"
+            f" running it on the first {size:,} of {full:,} {table} rows")
+    engines.view(table, first=size if size < full else None)
+    label = f"{engine} ({size:,} {table} rows)" if size < full else engine
+    result = timed(label, run, args.repeat, warm=size != n and not args.no_warmup)
+    result.update(rows=size, full_rows=full, table=table, reduced=size < full, probes=probes,
+                  estimate=estimate, extrapolated=None)
+    if size < full:
+        result.update(extrapolate(engines, table, size, result["best"], full, run))
+        log(f"    {engine}: ~{result['extrapolated']:,.1f} s at full size, extrapolated "
+            f"({result['extrapolation']})")
+    engines.view(table)
+    return result
+
+
+def extrapolate(engines: Engines, table: str, size: int, best: float, full: int, run) -> dict:
+    """The full-size time of a run that took ``best`` seconds on ``size`` of ``full`` rows.
+
+    One more run on a quarter of the rows fits t(n) = a + b n (a: the fixed cost of a query, b:
+    the cost per streamed row, which compares it with every row of the other side); the
+    extrapolation is a + b x full, or best x full / size if that is smaller (it always is when the
+    fit finds no fixed cost), so that it never inflates the engine's time."""
+    proportional = best * full / size
+    small = size // 4
+    if small < 1:
+        return {"extrapolated": proportional, "extrapolation": "proportional"}
+    engines.view(table, first=small)
+    _, t_small, *_ = run()
+    slope = (best - t_small) / (size - small)
+    fixed = best - slope * size
+    fitted = fixed + slope * full
+    if slope > 0 and fitted < proportional:
+        how = (f"t(n) = {fixed:.3f} s + n x {slope * 1e6:.3f} s per million rows, from "
+               f"{t_small:.3f} s on {small:,} rows and {best:.3f} s on {size:,}")
+        return {"extrapolated": fitted, "extrapolation": how, "fit": [small, t_small, fixed, slope]}
+    how = (f"{best:.3f} s x {full:,} / {size:,}; a run on {small:,} rows took {t_small:.3f} s, "
+           "so a fixed cost does not lower the estimate")
+    return {"extrapolated": proportional, "extrapolation": how, "fit": [small, t_small, None, None]}
+
+
+def run_query(engines: Engines, workload: wl.Workload, query: wl.Query, args) -> dict:
+    log(f"\n  {query.key}: {query.sql}")
+    if query.duckdb_sql:
+        log(f"    (DuckDB: {query.duckdb_sql})")
+    for t in workload.tables:
+        engines.view(t)
+    out = {"key": query.key, "sql": query.sql, "duckdb_sql": query.duckdb_sql,
+           "reference_sql": query.reference_sql}
+    out["rangejoin"] = timed("rangejoin", lambda: engines.spark_run(query.sql, "rangejoin"),
+                             args.repeat, warm=not args.no_warmup)
+    df, records = out["rangejoin"]["extra"]
+    out["rangejoin"]["input_records"] = records
+    out["rangejoin"]["scan_rows"] = {t: scan_rows(df, engines.specs[t].file) for t in workload.tables}
+    out["pmj_metrics"] = node_metrics(df, PMJ)
+    out["sorted_broadcast_metrics"] = node_metrics(df, "SortedBroadcast")
+    out["DuckDB"] = run_sized(engines, query, "DuckDB", args)
+    if args.skip_stock:
+        out["stock Spark"] = None
+    else:
+        stock = out["stock Spark"] = run_sized(engines, query, "stock Spark", args)
+        df, records = stock["extra"]
+        stock["input_records"] = records
+        stock["scan_rows"] = {t: scan_rows(df, engines.specs[t].file) for t in workload.tables}
+
+    # The answers at full size: rangejoin's, and every other engine's that ran at full size, and
+    # DuckDB's answer to an equivalent query where it has one.
+    full = {"rangejoin": out["rangejoin"]["answer"]}
+    for engine in ("DuckDB", "stock Spark"):
+        if out[engine] and not out[engine]["reduced"]:
+            full[engine] = out[engine]["answer"]
+    if query.reference_sql:
+        full["DuckDB (equivalent query)"], _ = engines.duckdb_run(query.reference_sql)
+    if len(full) < 2:
+        raise BenchError(f"{query.key}: no engine but rangejoin ran at full size and there is no "
+                         "equivalent query to check its answer with")
+    check_agree(query.key, full)
+    check_expected(query, engines, out["rangejoin"]["answer"])
+    checked = [", ".join(full)]
+    # At a reduced size, the same reduced data once in rangejoin: the answers must agree.
+    for engine in ("DuckDB", "stock Spark"):
+        result = out[engine]
+        if result and result["reduced"]:
+            engines.view(result["table"], first=result["rows"])
+            rj, *_ = engines.spark_run(query.sql, "rangejoin")
+            check_agree(f"{query.key} on the first {result['rows']:,} rows of {result['table']}",
+                        {engine: result["answer"], "rangejoin": rj})
+            check_expected(query, engines, rj)
+            engines.view(result["table"])
+            checked.append(f"{engine} and rangejoin on the first {result['rows']:,} rows")
+    out["answers_checked"] = checked
+    log(f"    answers agree: {out['rangejoin']['answer']} ({'; '.join(checked)})")
+
+    for metric in out["pmj_metrics"]:
+        for key, (name, value) in metric.items():
+            if name == DYNAMIC_FILTER_METRIC:
+                out["dynamic_filter_skipped"] = out.get("dynamic_filter_skipped", 0) + value
+    if out.get("dynamic_filter_skipped") is not None:
+        log(f"    {DYNAMIC_FILTER_METRIC}: {out['dynamic_filter_skipped']:,}")
+
+    if workload.key == "W3":
+        out["memory"] = measure_memory(engines, query, out)
+    for engine in ("rangejoin", "DuckDB", "stock Spark"):
+        if out.get(engine):
+            out[engine].pop("extra", None)
     return out
 
 
-def fail(message: str) -> None:
-    print(f"\nBENCHMARK ABORTED: {message}", file=sys.stderr, flush=True)
-    sys.exit(1)
+def check_expected(query: wl.Query, engines: Engines, answer: tuple) -> None:
+    if query.expected_first is None:
+        return
+    sizes = {t: engines.rows(t) for t in engines.specs}
+    expected = query.expected_first(sizes)
+    if expected != answer[0]:
+        raise BenchError(f"{query.key}: answer {answer}, but {expected} is computed in Python")
 
 
-def run_spark(spark, case: Case, directory: str, enabled: bool):
-    """One run: (answer as a tuple of ints, seconds)."""
-    spark.conf.set(rangejoin.ENABLED, "true" if enabled else "false")
-    for view, stem in case.tables.items():
-        spark.read.parquet(os.path.join(directory, f"{stem}.parquet")).createOrReplaceTempView(view)
-    df = spark.sql(case.sql)
-    start = time.perf_counter()
-    rows = df.collect()
-    seconds = time.perf_counter() - start
-    plan = executed_plan(df)
-    if enabled and PMJ not in plan:
-        fail(f"rangejoin did not plan {case.name} ({case.shape}) as a {PMJ}:\n{plan}")
-    if not enabled and PMJ in plan:
-        fail(f"stock Spark (rangejoin disabled) planned {case.name} as a {PMJ}:\n{plan}")
-    return tuple(int(v) if v is not None else None for v in rows[0]), seconds
+def measure_memory(engines: Engines, query: wl.Query, out: dict) -> dict:
+    """Peak JVM heap during one more rangejoin run (and one more stock Spark run, at the size it
+    was timed at), untimed."""
+    memory = {}
+    with HeapPeak(engines.spark) as peak:
+        engines.spark_run(query.sql, "rangejoin")
+    memory["rangejoin"] = peak.result
+    stock = out.get("stock Spark")
+    if stock:
+        if stock["reduced"]:
+            engines.view(stock["table"], first=stock["rows"])
+        with HeapPeak(engines.spark) as peak:
+            engines.spark_run(query.sql, "stock")
+        memory["stock Spark"] = dict(peak.result, streamed_rows=stock["rows"])
+        engines.view(stock["table"])
+    mb = 1024 * 1024
+    for engine, m in memory.items():
+        log(f"    peak heap, {engine}: sampled {m['sampled_peak'] / mb:,.0f} MB, sum of the pools' "
+            f"peaks {m['pool_peak_sum'] / mb:,.0f} MB (baseline after GC {m['baseline'] / mb:,.0f}"
+            f" MB, max heap {m['max_heap'] / mb:,.0f} MB)")
+    return memory
 
 
-def run_duckdb(con, case: Case, directory: str):
-    for view, stem in case.tables.items():
-        path = os.path.join(directory, f"{stem}.parquet")
-        con.execute(f"CREATE OR REPLACE VIEW {view} AS SELECT * FROM read_parquet('{path}')")
-    start = time.perf_counter()
-    row = con.execute(case.sql).fetchone()
-    seconds = time.perf_counter() - start
-    return tuple(int(v) if v is not None else None for v in row), seconds
+def run_floor(engines: Engines, workload: wl.Workload, answers: Dict[str, tuple], args) -> dict:
+    for t in workload.tables:
+        engines.view(t)
+    sql = workload.floor_sql(answers)
+    log(f"\n  {workload.key} floor: {sql}")
+    result = timed("floor (Spark, no join)", lambda: engines.spark_run(sql, "floor"), args.repeat,
+                   warm=not args.no_warmup)
+    result.pop("extra", None)
+    result["sql"] = sql
+    return result
 
 
-def measure(case: Case, engine: str, run, repeat: int) -> None:
-    answer, _ = run()  # warm-up, untimed
-    times = []
-    for _ in range(repeat):
-        again, seconds = run()
-        if again != answer:
-            fail(f"{engine} gave {again} then {answer} for {case.name} ({case.shape})")
-        times.append(seconds)
-    case.results[engine] = (answer, times)
-    runs = ", ".join(f"{t:.3f}" for t in times)
-    print(f"  {engine:<12} median {statistics.median(times):7.3f} s (runs: {runs})  answer {answer}",
-          flush=True)
+def machine_info(spark) -> dict:
+    cpu = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    memory = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    memory = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        commit = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"],
+                                capture_output=True, text=True, timeout=10).stdout.strip()
+    except Exception:
+        commit = ""
+    jvm = spark._jvm.java.lang.System
+    return {
+        "cpu": cpu, "cores": os.cpu_count(), "memory_bytes": memory,
+        "os": platform.platform(), "python": platform.python_version(),
+        "java": f"{jvm.getProperty('java.vm.name')} {jvm.getProperty('java.version')}",
+        "spark": spark.version, "rangejoin": rangejoin.__version__, "duckdb": duckdb.__version__,
+        "commit": commit, "load_at_start": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+        "date": dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
+        "spark_conf": dict(SPARK_CONF, **{"master": f"local[{THREADS}]"}),
+        "duckdb_threads": THREADS,
+    }
 
 
-def table(all_cases, repeat: int) -> str:
-    header = (f"{'case':<34} {'rows':<9} {'stock Spark':>11} {'rangejoin':>10} {'DuckDB':>9}"
-              f" {'stock/rangejoin':>16} {'rangejoin/DuckDB':>17}")
-    lines = [header, "-" * len(header)]
-    for case in all_cases:
-        med = {e: statistics.median(t) for e, (_, t) in case.results.items()}
-        stock = f"{med['stock Spark']:9.3f} s" if "stock Spark" in med else f"{'skipped':>11}"
-        ratio_stock = (f"{med['stock Spark'] / med['rangejoin']:15.1f}x"
-                       if "stock Spark" in med else f"{'-':>16}")
-        lines.append(
-            f"{case.name:<34} {case.shape:<9} {stock} {med['rangejoin']:8.3f} s"
-            f" {med['DuckDB']:7.3f} s {ratio_stock} {med['rangejoin'] / med['DuckDB']:16.1f}x")
-    lines.append("")
-    lines.append(f"Wall times: median of {repeat} timed runs per engine, after one untimed warm-up run"
-                 " (and a JVM warm-up on the first case);")
-    lines.append("stock/rangejoin > 1: rangejoin is faster than stock Spark;"
-                 " rangejoin/DuckDB > 1: DuckDB is faster than rangejoin.")
-    return "\n".join(lines)
-
-
-def main() -> int:
+def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="1000000,10000000",
-                        help="comma-separated row counts of t2 for case (a); the first is also "
-                             "used for (b) and (c) (default: 1000000,10000000)")
-    parser.add_argument("--quick", action="store_true",
-                        default=os.environ.get("RANGEJOIN_BENCH_QUICK", "") not in ("", "0"),
-                        help="skip the slowest runs: stock Spark on t2 larger than 1M rows "
-                             "(also set by the environment variable RANGEJOIN_BENCH_QUICK=1, "
-                             "for `make bench`)")
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs per engine (default: 3)")
-    args = parser.parse_args()
-    sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
-    if not sizes or args.repeat < 1:
-        parser.error("--sizes needs at least one size and --repeat at least 1")
-    quick_limit = 1_000_000 if args.quick else float("inf")
+    parser.add_argument("--scale", type=float,
+                        default=float(os.environ.get("RANGEJOIN_BENCH_SCALE", "1")),
+                        help="scale factor of every large table (default 1: the sizes of the "
+                             "issue; also RANGEJOIN_BENCH_SCALE)")
+    parser.add_argument("--quick", action="store_true", default=env_flag("RANGEJOIN_BENCH_QUICK"),
+                        help="one timed run per query, and stock Spark (or DuckDB) reduced to runs "
+                             "of about 5 s when it would take over 30 s (also "
+                             "RANGEJOIN_BENCH_QUICK=1)")
+    parser.add_argument("--repeat", type=int, default=None,
+                        help="timed runs per query and engine (default 3; 1 with --quick)")
+    parser.add_argument("--stock-limit", type=float, default=None,
+                        help="the longest stock Spark (or DuckDB) run, in seconds, that runs at "
+                             "full size; a longer one runs reduced (default 300; 30 with --quick)")
+    parser.add_argument("--stock-target", type=float, default=None,
+                        help="the length of a reduced run, in seconds (default 30; 5 with "
+                             "--quick)")
+    parser.add_argument("--probe-min", type=float, default=2.0,
+                        help="a probe run must take this long, in seconds, to estimate the "
+                             "full-size time from (default 2)")
+    parser.add_argument("--skip-stock", action="store_true", help="no stock Spark runs")
+    parser.add_argument("--no-warmup", action="store_true",
+                        help="no warm-up runs (for a smoke test: the times mean little)")
+    parser.add_argument("--only", default=os.environ.get("RANGEJOIN_BENCH_ONLY", ""),
+                        help="comma-separated workloads to run, e.g. W1,W5 (default: all)")
+    parser.add_argument("--data-dir", default=os.environ.get(
+        "RANGEJOIN_BENCH_DATA", os.path.join(HERE, "data")),
+                        help="where the generated Parquet data is cached (default bench/data)")
+    parser.add_argument("--out-dir", default=None,
+                        help="where benchmarks.md, benchmarks.png and results.json go (default: "
+                             "bench/results/scale-<scale>/, except that a full run (scale 1, all "
+                             "workloads, not --quick) writes benchmarks.md and .png to docs/)")
+    parser.add_argument("--no-chart", action="store_true", help="no PNG chart")
+    args = parser.parse_args(argv)
+    args.repeat = args.repeat or (1 if args.quick else 3)
+    args.stock_limit = args.stock_limit or (30.0 if args.quick else 300.0)
+    args.stock_target = args.stock_target or (5.0 if args.quick else 30.0)
+    if args.scale <= 0 or args.repeat < 1:
+        parser.error("--scale must be positive and --repeat at least 1")
+    chosen = [w for w in wl.workloads()
+              if not args.only or w.key in {k.strip().upper() for k in args.only.split(",")}]
+    if not chosen:
+        parser.error(f"--only {args.only}: no such workload (W1 to W5)")
+    full_run = args.scale == 1 and len(chosen) == 5 and not args.quick and not args.skip_stock \
+        and args.repeat >= 3 and not args.no_warmup
+    out_dir = args.out_dir or (os.path.join(REPO, "docs") if full_run else
+                               os.path.join(HERE, "results", f"scale-{args.scale:g}"))
 
-    with tempfile.TemporaryDirectory(prefix="rangejoin-bench-") as directory:
-        con = duckdb.connect()
-        con.execute(f"SET threads = {THREADS}")
-        print(f"Generating Parquet data with DuckDB in {directory} ...", flush=True)
-        generate(con, directory, sizes)
-        print("Starting Spark (local[2]) ...", flush=True)
-        with local_spark("rangejoin-bench", THREADS, {"spark.driver.memory": "4g"}) as spark:
-            load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-            print(f"rangejoin {rangejoin.__version__}, Spark {spark.version}, DuckDB {duckdb.__version__},"
-                  f" {os.cpu_count()} CPUs (load average {load:.1f} at start), {THREADS} threads each")
-            all_cases = cases(sizes, quick_limit)
-            # A fresh JVM needs more than one run to compile its hot code: warm it up on the first
-            # case (twice each way, untimed) before any case's own warm-up and timed runs.
-            print("\nWarming up the JVM (the first case, twice each way, untimed) ...", flush=True)
-            for _ in range(2):
-                for enabled in (True, False):
-                    run_spark(spark, all_cases[0], directory, enabled)
-            for case in all_cases:
-                print(f"\n{case.name} [{case.shape}]: {case.sql}", flush=True)
-                measure(case, "rangejoin", lambda: run_spark(spark, case, directory, True), args.repeat)
-                if args.quick and case.slow_stock:
-                    print("  stock Spark  skipped (--quick)")
-                else:
-                    measure(case, "stock Spark", lambda: run_spark(spark, case, directory, False),
-                            args.repeat)
-                measure(case, "DuckDB", lambda: run_duckdb(con, case, directory), args.repeat)
-                answers = {engine: answer for engine, (answer, _) in case.results.items()}
-                if len(set(answers.values())) != 1:
-                    fail(f"the engines disagree on {case.name} ({case.shape}): {answers}")
-                print(f"  answers agree: {answers['rangejoin']}")
+    con = duckdb.connect()
+    con.execute(f"SET threads = {THREADS}")
+    con.execute("SET enable_progress_bar = false")
+    manifest = wl.ensure_data(con, args.data_dir, args.scale, log)
+    log(f"Starting Spark (local[{THREADS}]) ...")
+    results = {"args": {k: v for k, v in vars(args).items()}, "full_run": full_run,
+               "manifest": manifest, "workloads": []}
+    status = 0
+    started = time.perf_counter()
+    with local_spark("rangejoin-bench", THREADS, SPARK_CONF) as spark:
+        info = machine_info(spark)
+        results["machine"] = info
+        log(f"rangejoin {info['rangejoin']}, Spark {info['spark']}, DuckDB {info['duckdb']}, "
+            f"{info['java']}; {info['cores']} CPUs, load average {info['load_at_start']:.1f}; "
+            f"scale {args.scale:g}, best of {args.repeat} after a warm-up run")
+        engines = Engines(spark, con, manifest)
+        try:
+            if not args.no_warmup:
+                warm_up(engines, args)
+            for workload in chosen:
+                log(f"\n{workload.key}: {workload.title}")
+                entry = {"key": workload.key, "title": workload.title,
+                         "tables": {t: engines.specs[t].rows for t in workload.tables},
+                         "floor_what": workload.floor_what, "queries": []}
+                for query in workload.queries:
+                    entry["queries"].append(run_query(engines, workload, query, args))
+                answers = {q["key"]: q["rangejoin"]["answer"] for q in entry["queries"]}
+                entry["floor"] = run_floor(engines, workload, answers, args)
+                results["workloads"].append(entry)
+        except BenchError as e:
+            log(f"\nBENCHMARK ABORTED: {e}")
+            status = 1
+        finally:
             spark.conf.unset(rangejoin.ENABLED)
-        con.close()
-    print()
-    print(table(all_cases, args.repeat))
+    con.close()
+    if status:
+        return status
+    results["elapsed_seconds"] = time.perf_counter() - started
+    results["targets"] = report.evaluate(results)
+    print("\n" + report.text_table(results), flush=True)
+    os.makedirs(out_dir, exist_ok=True)
+    # Every number of the run, as JSON; a full run's stays out of docs/ (and out of git).
+    json_dir = out_dir if args.out_dir or not full_run else \
+        os.path.join(HERE, "results", f"scale-{args.scale:g}")
+    os.makedirs(json_dir, exist_ok=True)
+    json_path = os.path.join(json_dir, "results.json")
+    with open(json_path, "w") as f:
+        json.dump(results, f, indent=2, default=str)
+    chart = None
+    if not args.no_chart:
+        chart = report.chart(results, os.path.join(out_dir, "benchmarks.png"))
+    doc = os.path.join(out_dir, "benchmarks.md")
+    with open(doc, "w") as f:
+        f.write(report.markdown(results, chart_file=os.path.basename(chart) if chart else None))
+    log(f"\nWrote {doc}" + (f", {chart}" if chart else "") + f" and {json_path}; "
+        f"{results['elapsed_seconds'] / 60:.1f} minutes in all.")
     return 0
+
+
+def warm_up(engines: Engines, args) -> None:
+    """A fresh JVM needs more than one run to compile its hot code: W1's query, on at most 1M rows
+    of t2, twice each way, untimed, before anything is timed."""
+    log("\nWarming the JVM up (W1's query on at most 1M rows of t2, twice each way, untimed) ...")
+    engines.view("t1")
+    n = min(engines.specs["t2"].rows, 1_000_000)
+    engines.view("t2", first=n if n < engines.specs["t2"].rows else None)
+    sql = wl.W1_SQL.format(t2="t2")
+    for _ in range(2):
+        engines.spark_run(sql, "rangejoin")
+        if not args.skip_stock:
+            engines.spark_run(sql, "stock")
+    engines.view("t2")
 
 
 if __name__ == "__main__":

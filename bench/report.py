@@ -1,0 +1,423 @@
+"""The benchmark's report: targets, the printed table, docs/benchmarks.md and its chart."""
+
+import math
+from typing import List, Optional
+
+ENGINES = ("stock Spark", "rangejoin", "DuckDB", "floor")
+DYNAMIC_FILTER_METRIC = "streamed rows skipped by the dynamic filter"
+# The Parquet table whose row groups a workload's query reads, by workload.
+PARQUET_TABLES = {"W1": "t2", "W5": "t2_rg"}
+
+# The issue's targets, per query: (ratio, comparison, bound).
+RATIO_TARGETS = {
+    "W1 inner": [("stock/rangejoin", ">=", 25), ("rangejoin/floor", "<=", 2)],
+    "W2 EXISTS": [("rangejoin/floor", "<=", 1.5)],
+    "W2 NOT EXISTS": [("rangejoin/floor", "<=", 1.5)],
+    "W2 SEMI+residual": [("rangejoin/floor", "<=", 1.5)],
+    "W3 inner": [("rangejoin/floor", "<=", 3), ("rangejoin/DuckDB", "<=", 2)],
+    "W4 left outer": [("rangejoin/floor", "<=", 2), ("rangejoin/DuckDB", "<=", 2)],
+}
+
+
+def queries(results):
+    for w in results["workloads"]:
+        for q in w["queries"]:
+            yield w, q
+
+
+def full_seconds(q, engine: str) -> Optional[float]:
+    """``engine``'s full-size time: measured, or extrapolated from its reduced runs."""
+    run = q.get(engine)
+    if not run:
+        return None
+    return run["extrapolated"] if run.get("reduced") else run["best"]
+
+
+def extrapolated(q, engine: str) -> bool:
+    return bool(q.get(engine) and q[engine].get("reduced"))
+
+
+def ratios(w, q) -> dict:
+    rj = q["rangejoin"]["best"]
+    stock = full_seconds(q, "stock Spark")
+    return {
+        "stock/rangejoin": stock / rj if stock is not None else None,
+        "rangejoin/floor": rj / w["floor"]["best"],
+        "rangejoin/DuckDB": rj / full_seconds(q, "DuckDB"),
+    }
+
+
+def row_groups(results, q, engine: str, table: str) -> Optional[dict]:
+    """Rows the ``engine`` run's scan of ``table`` read, and the row groups they make up."""
+    run = q.get(engine)
+    if not run or run.get("scan_rows", {}).get(table) is None:
+        return None
+    info = results["manifest"]["tables"][table]
+    rows = run["scan_rows"][table]
+    return {"rows": rows, "groups": math.ceil(rows / info["max_rows_per_group"]),
+            "of": info["row_groups"], "per_group": info["max_rows_per_group"],
+            "reduced": bool(run.get("reduced"))}
+
+
+def evaluate(results) -> List[dict]:
+    targets = []
+    for w, q in queries(results):
+        r = ratios(w, q)
+        for name, op, bound in RATIO_TARGETS.get(q["key"], []):
+            value = r[name]
+            met = None if value is None else (value >= bound if op == ">=" else value <= bound)
+            note = ""
+            if name.startswith("stock") and extrapolated(q, "stock Spark"):
+                note = " (stock extrapolated)"
+            if name.endswith("DuckDB") and extrapolated(q, "DuckDB"):
+                note = " (DuckDB extrapolated)"
+            targets.append({"query": q["key"], "target": f"{name} {op.replace('>=', '≥').replace('<=', '≤')} {bound:g}",
+                            "value": "n/a" if value is None else f"{value:.2f}{note}", "met": met})
+        if q["key"].startswith("W5"):
+            rj = row_groups(results, q, "rangejoin", "t2_rg")
+            stock = row_groups(results, q, "stock Spark", "t2_rg")
+            met = None if not rj or not stock else rj["groups"] < stock["groups"]
+            value = "n/a" if met is None else f"rangejoin {rj['groups']:,}, stock {stock['groups']:,} of {rj['of']:,}"
+            targets.append({"query": q["key"], "target": "fewer row groups read than stock Spark",
+                            "value": value, "met": met})
+        if q.get("memory"):
+            peak = q["memory"]["rangejoin"]["sampled_peak"] / 2**20
+            targets.append({"query": q["key"], "target": "peak heap measured and reported",
+                            "value": f"{peak:,.0f} MB (sampled)", "met": True})
+    return targets
+
+
+def met_text(met) -> str:
+    return {True: "yes", False: "NO", None: "n/a"}[met]
+
+
+def fmt_s(seconds: Optional[float]) -> str:
+    if seconds is None:
+        return "-"
+    return f"{seconds:,.0f}" if seconds >= 100 else f"{seconds:.3f}" if seconds < 10 else f"{seconds:.2f}"
+
+
+def fmt_x(ratio: Optional[float]) -> str:
+    if ratio is None:
+        return "-"
+    return f"{ratio:,.0f}x" if ratio >= 100 else f"{ratio:.1f}x" if ratio >= 10 else f"{ratio:.2f}x"
+
+
+def time_cell(q, engine: str) -> str:
+    run = q.get(engine)
+    if not run:
+        return "skipped"
+    return f"~{fmt_s(run['extrapolated'])}*" if run.get("reduced") else fmt_s(run["best"])
+
+
+def rows_of(results):
+    """One row per query: the cells of both tables."""
+    by_query = {}
+    for t in results["targets"]:
+        by_query.setdefault(t["query"], []).append(t)
+    out = []
+    for w, q in queries(results):
+        r = ratios(w, q)
+        ts = by_query.get(q["key"], [])
+        out.append({
+            "query": q["key"], "stock": time_cell(q, "stock Spark"),
+            "rangejoin": fmt_s(q["rangejoin"]["best"]),
+            "DuckDB": time_cell(q, "DuckDB"), "floor": fmt_s(w["floor"]["best"]),
+            "stock/rj": fmt_x(r["stock/rangejoin"]) + ("*" if extrapolated(q, "stock Spark") else ""),
+            "rj/floor": fmt_x(r["rangejoin/floor"]),
+            "rj/DuckDB": fmt_x(r["rangejoin/DuckDB"]) + ("*" if extrapolated(q, "DuckDB") else ""),
+            "target": "; ".join(t["target"] for t in ts) or "-",
+            "met": ", ".join(met_text(t["met"]) for t in ts) or "-",
+        })
+    return out
+
+
+def reduced_notes(results) -> List[str]:
+    notes = []
+    for w, q in queries(results):
+        for engine in ("stock Spark", "DuckDB"):
+            run = q.get(engine)
+            if run and run.get("reduced"):
+                notes.append(
+                    f"{q['key']}: {engine} ran on the first {run['rows']:,} of {run['full_rows']:,} "
+                    f"rows of {run['table']} (best {run['best']:.2f} s); its full-size time, "
+                    f"~{run['extrapolated']:,.1f} s, is extrapolated, not measured: "
+                    f"{run['extrapolation']}.")
+    return notes
+
+
+COLUMNS = [("query", "workload"), ("stock", "stock s"), ("rangejoin", "rangejoin s"),
+           ("DuckDB", "DuckDB s"), ("floor", "floor s"), ("stock/rj", "stock/rj"),
+           ("rj/floor", "rj/floor"), ("rj/DuckDB", "rj/DuckDB"), ("target", "target"),
+           ("met", "met?")]
+
+
+def text_table(results) -> str:
+    rows = rows_of(results)
+    widths = {k: max(len(h), *(len(r[k]) for r in rows)) for k, h in COLUMNS}
+    left = {"query", "target", "met"}
+    def line(cells):
+        return "  ".join(cells[k].ljust(widths[k]) if k in left else cells[k].rjust(widths[k])
+                         for k, _ in COLUMNS).rstrip()
+    out = [line({k: h for k, h in COLUMNS}), "-" * sum(widths[k] + 2 for k, _ in COLUMNS)]
+    out += [line(r) for r in rows]
+    scale = results["args"]["scale"]
+    out.append("")
+    warm = "" if results["args"].get("no_warmup") else " after a warm-up run"
+    out.append(f"Best of {results['args']['repeat']} timed run{'s' if results['args']['repeat'] > 1 else ''}{warm}, in seconds; "
+               f"scale {scale:g}" + ("" if scale == 1 else " (the targets are for scale 1)") + ".")
+    out.append("rj = rangejoin. floor: Spark without the join (see docs/benchmarks.md).")
+    for note in reduced_notes(results):
+        out.append("* " + note)
+    for w, q in queries(results):
+        table = PARQUET_TABLES.get(q["key"][:2])
+        for engine in ("stock Spark", "rangejoin") if table else ():
+            g = row_groups(results, q, engine, table)
+            if g:
+                out.append(f"{q['key']}, {engine}: the {table} scan read {g['rows']:,} rows = "
+                           f"{g['groups']:,} of {g['of']:,} row groups of up to {g['per_group']:,} rows"
+                           + (" (at a reduced size)" if g["reduced"] else "")
+                           + f"; input records of the query's stages {q[engine]['input_records']:,}")
+        if q.get("dynamic_filter_skipped") is not None:
+            out.append(f"{q['key']}: {DYNAMIC_FILTER_METRIC}: {q['dynamic_filter_skipped']:,}")
+        if q.get("memory"):
+            for engine, m in q["memory"].items():
+                out.append(f"{q['key']} peak heap, {engine}: {m['sampled_peak'] / 2**20:,.0f} MB sampled, "
+                           f"{m['pool_peak_sum'] / 2**20:,.0f} MB sum of pool peaks "
+                           f"(baseline {m['baseline'] / 2**20:,.0f} MB, max {m['max_heap'] / 2**20:,.0f} MB)")
+    missed = [t for t in results["targets"] if t["met"] is False]
+    out.append(f"Targets: {sum(t['met'] is True for t in results['targets'])} met, {len(missed)} missed"
+               + (": " + "; ".join(f"{t['query']} {t['target']} ({t['value']})" for t in missed)
+                  if missed else "") + ".")
+    return "\n".join(out)
+
+
+def human(n: int) -> str:
+    for unit, size in (("M", 1_000_000), ("K", 1_000)):
+        if n >= size and n % size == 0:
+            return f"{n // size}{unit}"
+    return f"{n:,}"
+
+
+def md_table(header: List[str], rows: List[List[str]], right=()) -> str:
+    align = ["---:" if i in right else "---" for i in range(len(header))]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def markdown(results, chart_file: Optional[str]) -> str:
+    m = results["machine"]
+    a = results["args"]
+    scale = a["scale"]
+    mb = 2**20
+    out = ["# Benchmarks", ""]
+    if not results["full_run"]:
+        out += [f"> **Not a full run** (scale {scale:g}" + (", --quick" if a["quick"] else "") +
+                (f", --only {a['only']}" if a["only"] else "") +
+                "): the numbers below are not the issue's sizes, and the targets are for scale 1.", ""]
+    out += [
+        "Generated by `make bench` (bench/bench.py; see [bench/README.md](../bench/README.md)) on "
+        f"{m['date']}: one run on the machine below (load average {m['load_at_start']:.1f} at the "
+        f"start; {results['elapsed_seconds'] / 60:.0f} min in all). Timings on a shared 2-core machine "
+        "vary from run to run: read the ratios as approximate.",
+        "",
+        md_table(["", ""], [
+            ["machine", f"{m['cores']} cores ({m['cpu']}), {m['memory_bytes'] / 2**30:.0f} GiB, {m['os']}"],
+            ["versions", f"rangejoin {m['rangejoin']} ({m['commit']}), Spark {m['spark']}, DuckDB "
+                         f"{m['duckdb']}, {m['java']}, Python {m['python']}"],
+            ["Spark", f"embedded, `{m['spark_conf']['master']}`, " + ", ".join(
+                f"`{k}={v}`" for k, v in m["spark_conf"].items() if k != "master")],
+            ["DuckDB", f"in-process, `SET threads = {m['duckdb_threads']}`"],
+            ["timing", ("per query and engine: " + ("" if a.get("no_warmup") else
+                        "one untimed warm-up run, then ") + (f"the best of {a['repeat']} timed runs"
+                        if a["repeat"] > 1 else "one timed run") + "; a run is the wall time of "
+                        "planning, running and fetching the (one-row) answer")],
+        ]),
+        "",
+        "## Results",
+        "",
+    ]
+    rows = rows_of(results)
+    out.append(md_table([h for _, h in COLUMNS], [[r[k] for k, _ in COLUMNS] for r in rows],
+                        right=range(1, 8)))
+    out += ["", "Times in seconds. rj = rangejoin; stock = the same Spark session with "
+            "`spark.rangejoin.enabled=false`; floor: Spark doing the workload's scans (W4: producing "
+            "its rows) without the join, defined below."]
+    notes = reduced_notes(results)
+    if notes:
+        out += ["", "\\* **Extrapolated**: where a run would have taken longer than "
+                f"{a['stock_limit']:g} s, stock Spark (or DuckDB) ran at a reduced size, on the first "
+                "rows of the streamed table, and its full-size time is extrapolated linearly in the "
+                "streamed rows (such a plan compares every pair of rows): one more run on a quarter "
+                "of those rows fits a fixed cost plus a cost per row, and the estimate is the "
+                "smaller of that fit and plain proportion; the ratios marked * use it. Its answers at the reduced size were checked against "
+                "rangejoin's on the same reduced data.", ""]
+        out += [f"- {n}" for n in notes]
+    if chart_file:
+        out += ["", f"![Benchmark times, log scale]({chart_file})"]
+
+    out += ["", "## Targets", ""]
+    out.append(md_table(["workload", "target", "value", "met?"],
+                        [[t["query"], t["target"], t["value"], met_text(t["met"])]
+                         for t in results["targets"]]))
+    missed = [t for t in results["targets"] if t["met"] is False]
+    out += ["", f"{sum(t['met'] is True for t in results['targets'])} targets met, "
+            f"{len(missed)} missed" + (f" ({', '.join(t['query'] + ': ' + t['target'] for t in missed)})"
+                                       if missed else "") + "."]
+
+    # Memory.
+    mem = [(w, q) for w, q in queries(results) if q.get("memory")]
+    buffered = mem[0][0]["tables"].get("b3") if mem else None
+    out += ["", f"## Memory: a {human(buffered) if buffered else '1M'}-row buffered side (W3)", ""]
+    if mem:
+        w, q = mem[0]
+        sb = q.get("sorted_broadcast_metrics") or []
+        out.append(f"W3's buffered side is b3, {buffered:,} rows (id, k: two BIGINTs). One more "
+                   "run of each engine, untimed: a full GC first, then the heap's use is sampled "
+                   "every 20 ms, and every heap memory pool's peak is read "
+                   "(`MemoryPoolMXBean.resetPeakUsage()` before the run, `getPeakUsage()` after). In "
+                   "local mode the driver JVM is also the executor, so this is the executor's heap.")
+        out.append("")
+        rows = []
+        for engine, r in q["memory"].items():
+            extra = f" (streamed side: first {r['streamed_rows']:,} rows)" if engine == "stock Spark" and \
+                r.get("streamed_rows", 0) < w["tables"]["s3"] else ""
+            rows.append([engine + extra, f"{r['baseline'] / mb:,.0f} MB", f"{r['sampled_peak'] / mb:,.0f} MB",
+                         f"{r['pool_peak_sum'] / mb:,.0f} MB",
+                         ", ".join(f"{k} {v / mb:,.0f} MB" for k, v in r["pools"].items()),
+                         f"{r['max_heap'] / mb:,.0f} MB"])
+        out.append(md_table(["run", "heap used before (after GC)", "peak heap used (sampled)",
+                             "sum of pool peaks", "pool peaks", "max heap"], rows, right=(1, 2, 3, 5)))
+        if sb:
+            metrics = {name: value for name, value in sb[0].values()}
+            out += ["", "rangejoin's SortedBroadcast of b3: " + ", ".join(
+                f"{name} {value:,}" + (" bytes" if name == "data size" else " ms" if name.startswith("time") else "")
+                for name, value in metrics.items()) + "."]
+        out += ["", "The sampled peak bounds the true peak from below, the sum of the pools' peaks "
+                "from above (the pools peak at different moments). Most of either is young-generation "
+                "garbage that the collector had not yet reclaimed; the old generation's peak is the "
+                "closest to what stays live."]
+    else:
+        out.append("W3 was not run.")
+
+    # Parquet row groups.
+    out += ["", "## Parquet row groups read (W5, and W1)", ""]
+    pq = [(w, q) for w, q in queries(results) if q["key"][:2] in PARQUET_TABLES]
+    if pq:
+        info = results["manifest"]["tables"]["t2_rg"]
+        t2 = results["manifest"]["tables"]["t2"]
+        out.append(f"W5's t2_rg holds t2's {info['rows']:,} rows (v1 = 1..{info['rows']:,}, in "
+                   f"order) in {info['row_groups']:,} row group{'s' if info['row_groups'] != 1 else ''} "
+                   f"of up to {info['max_rows_per_group']:,} rows, written by DuckDB "
+                   f"(`ROW_GROUP_SIZE`); W1's t2 has {t2['row_groups']:,} (DuckDB's default size, up "
+                   f"to {t2['max_rows_per_group']:,} rows). The metric is the number of rows the "
+                   "scan of t2 or t2_rg output (the scan node's `number of output rows`: the rows of "
+                   "every row group it did not skip), converted into row groups; beside it, the input "
+                   "records of the query's stages (the task metric `records read`, which also counts "
+                   "t1's 1,000 rows).")
+        out.append("")
+        rows = []
+        for w, q in pq:
+            table = PARQUET_TABLES[q["key"][:2]]
+            for engine in ("stock Spark", "rangejoin"):
+                g = row_groups(results, q, engine, table)
+                if g:
+                    rows.append([q["key"], engine + (" (reduced size)" if g["reduced"] else ""),
+                                 f"{g['rows']:,}", f"{g['groups']:,} of {g['of']:,}",
+                                 f"{q[engine]['input_records']:,}"])
+        out.append(md_table(["query", "run", "rows read", "row groups read",
+                             "input records (all stages)"], rows, right=(2, 3, 4)))
+        for w1, q1 in queries(results):
+            if q1.get("dynamic_filter_skipped") is not None:
+                out += ["", f"- {q1['key']}: PiecewiseMergeJoin's metric \"{DYNAMIC_FILTER_METRIC}\" "
+                        f"= {q1['dynamic_filter_skipped']:,}"]
+        if all(q1.get("dynamic_filter_skipped") is None for _, q1 in queries(results)):
+            out += ["", f"(The PiecewiseMergeJoin node has no metric \"{DYNAMIC_FILTER_METRIC}\" in "
+                    "this build.)"]
+    else:
+        out.append("Neither W1 nor W5 was run.")
+
+    # Workloads, data, floors.
+    out += ["", "## Workloads and data", "",
+            "Every table is generated once per scale by DuckDB, with integer arithmetic over "
+            "`range(n)` (so the same rows every time), and written as one Parquet file that both "
+            "engines read: bench/workloads.py has the definitions. Every query returns one row of "
+            "counts and integer checksums, which must be equal in all three engines (and, for "
+            "W1/W5, equal to the answer computed in Python); rangejoin's plan must contain "
+            "`PiecewiseMergeJoin`, stock Spark's must not.", ""]
+    trows = []
+    for name, t in results["manifest"]["tables"].items():
+        trows.append([name, f"{t['rows']:,}", f"{t['bytes'] / mb:,.1f} MB", f"{t['row_groups']:,}",
+                      t["select"].replace("|", "\\|")])
+    out.append(md_table(["table", "rows", "Parquet", "row groups", "DuckDB query"], trows, right=(1, 2, 3)))
+    out += [""]
+    qrows = []
+    for w, q in queries(results):
+        qrows.append([q["key"], f"`{q['sql']}`" + (f" (DuckDB: `{q['duckdb_sql']}`)" if q["duckdb_sql"] else "")
+                      + (f" (answer checked at full size with DuckDB's equivalent `{q['reference_sql']}`)"
+                         if q.get("reference_sql") else ""),
+                      ", ".join("NULL" if v is None else f"{v:,}" for v in q["rangejoin"]["answer"])])
+    out.append(md_table(["query", "SQL", "answer"], qrows))
+    out += ["", "Floors (Spark only, rangejoin on, no join in the plan):", ""]
+    for w in results["workloads"]:
+        out.append(f"- **{w['key']}**: {w['floor_what']}.")
+    out += ["", "Sizes: rangejoin always runs at full size. For stock Spark and DuckDB, a few probe "
+            "runs on the first rows of the streamed table estimate the full-size time; over "
+            f"{a['stock_limit']:g} s, the engine runs on as many rows as take about "
+            f"{a['stock_target']:g} s, and its full-size time is extrapolated (marked *). W1's and "
+            "W5's first rows hold all their matches, so their answer does not change.", "",
+            "Answers checked, per query: " + "; ".join(
+                f"{q['key']}: {' / '.join(q.get('answers_checked', []))}" for _, q in queries(results))
+            + ".", ""]
+    return "\n".join(out) + "\n"
+
+
+def chart(results, path: str) -> Optional[str]:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(matplotlib is not installed: no chart; `make bench` installs it)")
+        return None
+    labels, series = [], {e: [] for e in ENGINES}
+    hatched = {"stock Spark": [], "DuckDB": []}
+    for w, q in queries(results):
+        labels.append(q["key"].replace(" ", "\n", 1))
+        for engine in hatched:
+            series[engine].append(full_seconds(q, engine) or float("nan"))
+            hatched[engine].append(extrapolated(q, engine))
+        series["rangejoin"].append(q["rangejoin"]["best"])
+        series["floor"].append(w["floor"]["best"])
+    colors = {"stock Spark": "#9e9e9e", "rangejoin": "#1f77b4", "DuckDB": "#ff9f1c", "floor": "#2ca02c"}
+    fig, ax = plt.subplots(figsize=(max(8, 1.4 * len(labels)), 5), dpi=120)
+    width = 0.2
+    for i, engine in enumerate(ENGINES):
+        xs = [x + (i - 1.5) * width for x in range(len(labels))]
+        bars = ax.bar(xs, series[engine], width, label=engine if engine != "floor" else "Spark floor (no join)",
+                      color=colors[engine])
+        for bar, ext in zip(bars, hatched.get(engine, [])):
+            if ext:
+                bar.set_hatch("//")
+                bar.set_alpha(0.6)
+        for x, v in zip(xs, series[engine]):
+            if v == v:
+                ax.text(x, v * 1.08, fmt_s(v), ha="center", va="bottom", fontsize=6, rotation=90)
+    ax.set_yscale("log")
+    ax.set_ylabel("seconds (best of runs, log scale)")
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, fontsize=8)
+    title = f"rangejoin vs stock Spark vs DuckDB, local[2] / 2 threads, scale {results['args']['scale']:g}"
+    ax.set_title(title, fontsize=10)
+    if any(any(h) for h in hatched.values()):
+        ax.bar([], [], color="white", edgecolor="black", hatch="//", alpha=0.6,
+               label="extrapolated from a reduced size")
+    ax.legend(fontsize=8, loc="upper right")
+    ax.grid(axis="y", which="major", alpha=0.3)
+    top = max(v for s in series.values() for v in s if v == v)
+    ax.set_ylim(top=top * 4)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path

@@ -1,0 +1,54 @@
+"""Smoke test of the benchmark (bench/bench.py): at a tiny scale it runs every workload to the end
+in all three engines, and their answers agree. No timing is asserted.
+
+The benchmark runs in a subprocess, so it starts a Spark session of its own (the one conftest.py
+shares is not used here). Its data and report go to a temporary directory, never to docs/.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+QUERIES = ["W1 inner", "W2 EXISTS", "W2 NOT EXISTS", "W2 SEMI+residual", "W3 inner",
+           "W4 left outer", "W5 inner (Parquet)"]
+
+
+def test_bench_completes_at_tiny_scale_with_agreeing_answers(tmp_path):
+    pytest.importorskip("duckdb")
+    out = tmp_path / "out"
+    command = [
+        sys.executable, str(REPO_ROOT / "bench" / "bench.py"),
+        "--scale", "0.001", "--repeat", "1", "--no-warmup", "--no-chart",
+        "--data-dir", str(tmp_path / "data"), "--out-dir", str(out),
+    ]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RANGEJOIN_BENCH_")}
+    # About 30 s on an idle 2-core machine; the bound is for a busy one.
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env,
+                          cwd=REPO_ROOT)
+    assert proc.returncode == 0, f"{proc.stdout[-6000:]}\n{proc.stderr[-4000:]}"
+
+    results = json.loads((out / "results.json").read_text())
+    queries = {q["key"]: q for w in results["workloads"] for q in w["queries"]}
+    assert list(queries) == QUERIES
+    for key, q in queries.items():
+        # The benchmark itself stops with an error on any disagreement; check it again here.
+        answers = {tuple(q["rangejoin"]["answer"])}
+        for engine in ("DuckDB", "stock Spark"):
+            if not q[engine]["reduced"]:
+                answers.add(tuple(q[engine]["answer"]))
+        assert len(answers) == 1, (key, answers)
+        assert q["answers_checked"], key
+    assert queries["W1 inner"]["rangejoin"]["answer"] == [249_500]
+    assert queries["W5 inner (Parquet)"]["rangejoin"]["answer"] == [249_500]
+    # The metrics the report is built on were read.
+    for engine in ("rangejoin", "stock Spark"):
+        assert queries["W5 inner (Parquet)"][engine]["scan_rows"]["t2_rg"] is not None
+    assert queries["W3 inner"]["memory"]["rangejoin"]["sampled_peak"] > 0
+    assert len(results["targets"]) >= 10
+    report = (out / "benchmarks.md").read_text()
+    assert "## Results" in report and "Not a full run" in report
