@@ -25,9 +25,9 @@ import org.apache.spark.sql.execution.metric.SQLMetric
  * The filter goes inside the streamed side's generated code, where a row costs a compare rather
  * than a trip through the join's iterator; where the key is a column of a file scan reached only
  * through projections and filters, it is also pushed to the scan, which skips row groups whose
- * statistics exclude it. The scan is then a copy of the planned one, so the SQL UI shows the
- * copy's metrics nowhere; the join's "streamed rows skipped" metric and the stage's input
- * records show the effect.
+ * statistics exclude it. That scan is a copy of the planned one reporting to the planned one's
+ * metrics, so the SQL UI shows what it read; the operators copied on the way to it (a whole-stage
+ * codegen node, a projection) report to copies of their metrics, which the UI does not show.
  */
 object DynamicFilter {
 
@@ -79,7 +79,7 @@ object DynamicFilter {
           if !scan.partitionFilters.exists(SubqueryExpression.hasSubquery) &&
             column.forall(a => scan.requiredSchema.fieldNames.exists(_.equalsIgnoreCase(a.name)) &&
               !scan.relation.partitionSchema.fieldNames.exists(_.equalsIgnoreCase(a.name))) =>
-        scan.copy(dataFilters = scan.dataFilters :+ predicate)
+        new PushedScan(scan, predicate)
       case other => other
     }
   }
@@ -116,4 +116,21 @@ case class CountingFilter(child: Expression, rejected: SQLMetric)
 
   override protected def withNewChildInternal(newChild: Expression): CountingFilter =
     copy(child = newChild)
+}
+
+/**
+ * The planned scan with one more data filter, pushed to the file format, and the planned scan's
+ * metrics: a scan fixes its pushed filters when planned, so the bound needs a new scan, but what
+ * it reads is the planned scan's to report.
+ */
+private final class PushedScan(planned: FileSourceScanExec, filter: Expression)
+  extends FileSourceScanExec(
+    planned.relation, planned.stream, planned.output, planned.requiredSchema,
+    planned.partitionFilters, planned.optionalBucketSet, planned.optionalNumCoalescedBuckets,
+    planned.dataFilters :+ filter, planned.tableIdentifier, planned.disableBucketedScan,
+    planned.markedForSingleTaskExecution) {
+
+  override def metrics: Map[String, SQLMetric] = planned.metrics
+
+  override lazy val driverMetrics: Map[String, SQLMetric] = planned.driverMetrics
 }

@@ -1,5 +1,6 @@
 package rangejoin.features
 
+import org.apache.spark.sql.execution.FileSourceScanExec
 import org.apache.spark.sql.internal.SQLConf
 
 /**
@@ -70,6 +71,11 @@ class FastPathSuite extends RangeJoinQueries {
       // Row groups whose statistics exclude v < 49 are not read: far fewer rows reach the filter.
       assert(join.metrics("numStreamedRowsSkipped").value < 100000 - 49,
         "the scan read every row group")
+      // The planned scan's metric reports what the pushed-down scan read.
+      val scanned = collect(df.queryExecution.executedPlan) {
+        case s: FileSourceScanExec => s.metrics("numOutputRows").value
+      }.sum
+      assert(scanned > 0 && scanned < 100000, scanned)
       withSQLConf(SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false") { assertAsStock(query) }
       withSQLConf("spark.rangejoin.dynamicFilter.enabled" -> "false") {
         val off = assertAsStock(query)
