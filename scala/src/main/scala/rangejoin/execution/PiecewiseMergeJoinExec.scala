@@ -3,7 +3,7 @@ package rangejoin.execution
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, SortOrder}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Coalesce, Expression, Literal, Not, SortOrder}
 import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight, BuildSide}
 import org.apache.spark.sql.catalyst.plans._
 import org.apache.spark.sql.catalyst.plans.physical._
@@ -137,7 +137,17 @@ case class PiecewiseMergeJoinExec(
 
   protected override def doExecute(): RDD[InternalRow] = {
     val payload = buffered.executeBroadcast[Array[InternalRow]]()
-    val streamedRows = streamedPlan(new SortedBuffer(payload.value)).execute()
+    val buffer = new SortedBuffer(payload.value)
+    decidedByFilter(buffer) match {
+      case Some(rows) => counted(rows)
+      case None => joined(payload, streamedPlan(buffer).execute())
+    }
+  }
+
+  /** The join loop over each streamed partition, and the buffered rows' own output if any. */
+  private def joined(
+      payload: Broadcast[Array[InternalRow]],
+      streamedRows: RDD[InternalRow]): RDD[InternalRow] = {
     val spec = joinSpec
 
     val streamedOutput = if (semantics.streamedPassEmits) {
@@ -156,7 +166,10 @@ case class PiecewiseMergeJoinExec(
     } else None
 
     val parts = streamedOutput.toSeq ++ bufferedOutput
-    val joined = if (parts.size == 1) parts.head else sparkContext.union(parts)
+    counted(if (parts.size == 1) parts.head else sparkContext.union(parts))
+  }
+
+  private def counted(joined: RDD[InternalRow]): RDD[InternalRow] = {
     val numOutputRows = longMetric("numOutputRows")
     joined.mapPartitions { rows =>
       rows.map { row =>
@@ -164,6 +177,22 @@ case class PiecewiseMergeJoinExec(
         row
       }
     }
+  }
+
+  /**
+   * On the existence fast path the one buffered key decides each streamed row on its own: a semi
+   * join is then exactly the dynamic filter, and an anti join its complement (a NULL or
+   * unmatched key included), run in the streamed side's generated code with no join loop at all.
+   */
+  private def decidedByFilter(buffer: SortedBuffer): Option[RDD[InternalRow]] = {
+    if (bufferedExtreme.isEmpty || !dynamicFilter || !buffer.isSorted || !streamedIsLeft) return None
+    def matches = DynamicFilter.predicate(op, leftKey, bufferedMode.key, buffer)
+    val predicate = semantics.streamed match {
+      case RowEmit.IfMatched => Some(matches)
+      case RowEmit.IfUnmatched => Some(Not(Coalesce(Seq(matches, Literal.FalseLiteral))))
+      case _ => None
+    }
+    predicate.map(p => DynamicFilter(streamed, p, longMetric("numStreamedRowsSkipped")).execute())
   }
 
   /** The streamed side as it runs: under the dynamic filter, once the buffered bound is known. */
