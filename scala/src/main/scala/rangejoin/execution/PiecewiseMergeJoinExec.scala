@@ -136,8 +136,8 @@ case class PiecewiseMergeJoinExec(
     streamedIsLeft = streamedIsLeft)
 
   protected override def doExecute(): RDD[InternalRow] = {
-    val payload = buffered.executeBroadcast[Array[InternalRow]]()
-    val buffer = new SortedBuffer(payload.value)
+    val payload = buffered.executeBroadcast[BroadcastRows]()
+    val buffer = new SortedBuffer(payload.value.rows)
     decidedByFilter(buffer) match {
       case Some(rows) => counted(rows)
       case None => joined(payload, streamedPlan(buffer).execute())
@@ -146,20 +146,20 @@ case class PiecewiseMergeJoinExec(
 
   /** The join loop over each streamed partition, and the buffered rows' own output if any. */
   private def joined(
-      payload: Broadcast[Array[InternalRow]],
+      payload: Broadcast[BroadcastRows],
       streamedRows: RDD[InternalRow]): RDD[InternalRow] = {
     val spec = joinSpec
 
     val streamedOutput = if (semantics.streamedPassEmits) {
       Some(streamedRows.mapPartitionsWithIndex { (index, rows) =>
-        spec.streamedPass(rows, payload.value, index, marks = None)
+        spec.streamedPass(rows, payload.value.rows, index, marks = None)
       })
     } else None
 
     val bufferedOutput = if (semantics.needsBufferedMatches) {
       val matches = streamedRows.mapPartitionsWithIndex { (index, rows) =>
         val marks = new Matches
-        spec.streamedPass(rows, payload.value, index, Some(marks)).foreach(_ => ())
+        spec.streamedPass(rows, payload.value.rows, index, Some(marks)).foreach(_ => ())
         Iterator.single(marks)
       }.treeAggregate(new Matches)((a, b) => a.merge(b), (a, b) => a.merge(b))
       Some(emitBuffered(spec, payload, matches))
@@ -207,14 +207,14 @@ case class PiecewiseMergeJoinExec(
   /** The buffered rows' own output, in slices of the buffer read from the broadcast. */
   private def emitBuffered(
       spec: JoinSpec,
-      payload: Broadcast[Array[InternalRow]],
+      payload: Broadcast[BroadcastRows],
       matches: Matches): RDD[InternalRow] = {
-    val numRows = payload.value.length - 1
+    val numRows = payload.value.rows.length - 1
     val slices = math.max(1, math.min(sparkContext.defaultParallelism,
       (numRows + PiecewiseMergeJoinExec.RowsPerBufferedSlice - 1) / PiecewiseMergeJoinExec.RowsPerBufferedSlice))
     val bounds = (0 to slices).map(i => (numRows.toLong * i / slices).toInt)
     sparkContext.parallelize(bounds.zip(bounds.tail), slices).mapPartitions { ranges =>
-      ranges.flatMap { case (from, until) => spec.bufferedPass(payload.value, from, until, matches) }
+      ranges.flatMap { case (from, until) => spec.bufferedPass(payload.value.rows, from, until, matches) }
     }
   }
 

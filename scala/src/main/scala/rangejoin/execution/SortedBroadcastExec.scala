@@ -41,7 +41,7 @@ case class SortedBroadcastExec(key: Expression, child: SparkPlan, extreme: Optio
     "broadcastTime" -> SQLMetrics.createTimingMetric(sparkContext, "time to broadcast"))
 
   // Built once per execution of this plan: every task of the join reads the same broadcast.
-  @transient private lazy val relation: Broadcast[Array[InternalRow]] = {
+  @transient private lazy val relation: Broadcast[BroadcastRows] = {
     val start = System.nanoTime()
     val rows = extreme match {
       case None => child.executeCollect()
@@ -55,7 +55,7 @@ case class SortedBroadcastExec(key: Expression, child: SparkPlan, extreme: Optio
     val collected = System.nanoTime()
     val payload = mode.transform(rows)
     val sorted = System.nanoTime()
-    val broadcast = sparkContext.broadcast(payload)
+    val broadcast = sparkContext.broadcast(new BroadcastRows(payload))
     longMetric("numRows") += rows.length
     longMetric("dataSize") += payload.map(_.asInstanceOf[UnsafeRow].getSizeInBytes.toLong).sum
     longMetric("collectTime") += NANOSECONDS.toMillis(collected - start)
