@@ -16,7 +16,7 @@ PY_SOURCES  := $(shell find python/rangejoin -name '*.py' 2>/dev/null) pyproject
 # The Python packages the build, the tests and the benchmarks use; pinned for repeatable runs.
 PY_DEPS     := pyspark==4.3.0 pytest==9.2.0 duckdb==2.0.0
 
-.PHONY: all venv jar wheel install demo test scala-test py-test bench publish-m2 clean
+.PHONY: all venv jar wheel install demo test scala-test py-test bench publish-local publish-m2 clean
 
 all: wheel
 
@@ -74,9 +74,12 @@ $(BENCH_STAMP): $(VENV_STAMP) bench/requirements.txt
 bench: install $(BENCH_STAMP)
 	$(PY) bench/bench.py $(BENCH_ARGS)
 
-# Lets `spark-submit --packages io.rangejoin:rangejoin-spark_2.13:$(VERSION)` resolve from ~/.m2.
-publish-m2: $(VENV_STAMP)
+# Publishes the jar and its pom to the local Maven repository (~/.m2/repository), from which
+# `spark-submit --packages io.rangejoin:rangejoin-spark_2.13:$(VERSION)` resolves it.
+publish-local: $(VENV_STAMP)
 	$(SBT) publishM2
+
+publish-m2: publish-local
 
 clean:
 	rm -rf target project/target project/project dist build/lib python/rangejoin/jars \

@@ -1,5 +1,6 @@
 """Helpers shared by the join tests: plans, operators, and row comparisons."""
 
+import contextlib
 import datetime as dt
 import math
 
@@ -162,3 +163,80 @@ def key_tables(spark: SparkSession, key_type: str):
         [(100 + i, k, (i * 7) % 5) for i, k in enumerate(right_keys)],
     )
     return left, right
+
+
+@contextlib.contextmanager
+def sql_conf(spark: SparkSession, conf: dict):
+    """Within the block, the session's SQL configuration has ``conf`` set; afterwards each key is
+    back to what it was (unset, if it was not set)."""
+    jconf = spark._jsparkSession.sessionState().conf()
+    saved = {key: jconf.getConfString(key) if jconf.contains(key) else None for key in conf}
+    try:
+        for key, value in conf.items():
+            spark.conf.set(key, value)
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+def run(spark: SparkSession, make_df, conf: dict = None):
+    """Plan and run ``make_df()`` with the SQL configuration ``conf``: (rows, final plan)."""
+    with sql_conf(spark, conf or {}):
+        df = make_df()
+        rows = df.collect()
+        return rows, final_plan(df)
+
+
+def assert_answer_is_stock(spark: SparkSession, make_df, conf: dict = None):
+    """Run ``make_df()`` under ``conf``, and again as stock Spark (``conf`` plus rangejoin
+    disabled); assert the rows are the same. Returns (rows, plan) of the run under ``conf``."""
+    rows, plan = run(spark, make_df, conf)
+    stock_rows, stock_plan = run(spark, make_df, {**(conf or {}), rangejoin.ENABLED: "false"})
+    assert PMJ not in stock_plan, f"rangejoin disabled, yet {PMJ} planned:\n{stock_plan}"
+    assert canonical_rows(rows) == canonical_rows(stock_rows), (
+        f"the rows differ from stock Spark's\nrows:  {sorted(map(str, rows))[:50]}\n"
+        f"stock: {sorted(map(str, stock_rows))[:50]}\nplan:\n{plan}"
+    )
+    return rows, plan
+
+
+def range_join_line(plan: str) -> str:
+    """The PiecewiseMergeJoin line of ``plan`` (its join type, build side, predicate)."""
+    lines = [line.strip(" +-:") for line in plan.splitlines() if PMJ in line]
+    assert len(lines) == 1, f"expected one {PMJ} in the plan:\n{plan}"
+    return lines[0]
+
+
+@contextlib.contextmanager
+def captured_log(spark: SparkSession, logger_name: str, level: str = "WARN"):
+    """Captures what the JVM logger ``logger_name`` logs at ``level`` and above, within the
+    block, into the returned list's one string (read it after the block)."""
+    jvm = spark._jvm
+    log4j = jvm.org.apache.logging.log4j
+    context = log4j.LogManager.getContext(False)
+    writer = jvm.java.io.StringWriter()
+    layout = log4j.core.layout.PatternLayout.newBuilder().withPattern("%p %c{1}: %m%n").build()
+    appender = log4j.core.appender.WriterAppender.createAppender(
+        layout, None, writer, f"rangejoin-pytest-{id(writer)}", False, True)
+    appender.start()
+    logger = context.getLogger(logger_name)
+    old_level, old_additive = logger.getLevel(), logger.isAdditive()
+    # Appender and additivity first: each may give the logger a configuration of its own, which
+    # resets its level to its parent's; the level is set last, through that configuration.
+    logger.addAppender(appender)
+    logger.setAdditive(False)  # only into the capture, not onto the console
+    configurator = log4j.core.config.Configurator
+    configurator.setLevel(logger_name, getattr(log4j.Level, level))
+    captured = []
+    try:
+        yield captured
+    finally:
+        logger.removeAppender(appender)
+        logger.setAdditive(old_additive)
+        configurator.setLevel(logger_name, old_level)
+        appender.stop()
+        captured.append(str(writer.toString()))

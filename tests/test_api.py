@@ -1,15 +1,17 @@
 """The Python API: the bundled jar, configure(), the constants and the runtime switches."""
 
+import copy
 import importlib.metadata
 import sysconfig
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from pyspark.sql import SparkSession
 
 import rangejoin
 from conftest import REPO_ROOT
-from helpers import BNLJ, PMJ, collect, final_plan
+from helpers import BNLJ, PMJ, collect, final_plan, sql_conf
 
 
 def _query(spark):
@@ -51,8 +53,22 @@ def test_jar_path_missing_jar_is_a_clear_error(monkeypatch, tmp_path):
         rangejoin.jar_path()
 
 
+def test_configure_without_the_jar_is_a_clear_error(monkeypatch, tmp_path):
+    import rangejoin._jar as jar_module
+
+    monkeypatch.setattr(jar_module, "__file__", str(tmp_path / "_jar.py"))
+    builder = SparkSession.Builder()
+    with pytest.raises(FileNotFoundError, match="is not in the rangejoin package"):
+        rangejoin.configure(builder)
+    assert builder._options == {}, "nothing is set without the jar"
+
+
 def test_constants():
     assert rangejoin.ENABLED == "spark.rangejoin.enabled"
+    assert rangejoin.BROADCAST_THRESHOLD == "spark.rangejoin.broadcastThreshold"
+    assert rangejoin.EXISTENCE_FAST_PATH == "spark.rangejoin.existenceFastPath.enabled"
+    assert rangejoin.DYNAMIC_FILTER == "spark.rangejoin.dynamicFilter.enabled"
+    assert rangejoin.HINT == "RANGE_JOIN"
     assert rangejoin.EXTENSION == "rangejoin.RangeJoinExtensions"
     assert rangejoin.MAVEN_COORDINATE == f"io.rangejoin:rangejoin-spark_2.13:{rangejoin.__version__}"
     assert importlib.metadata.version("spark-rangejoin") == rangejoin.__version__
@@ -139,3 +155,222 @@ def test_sql_set_switches_per_query(rangejoin_conf):
     df = _query(spark)
     df.collect()
     assert PMJ in final_plan(df)
+
+
+# --- configure()'s options --------------------------------------------------------------------
+
+def test_configure_options_set_the_keys():
+    builder = rangejoin.configure(
+        SparkSession.Builder(), enabled=False, broadcast_threshold="64MB",
+        existence_fast_path=True, dynamic_filter=False)
+    options = builder._options
+    assert options[rangejoin.ENABLED] == "false"
+    assert options[rangejoin.BROADCAST_THRESHOLD] == "64MB"
+    assert options[rangejoin.EXISTENCE_FAST_PATH] == "true"
+    assert options[rangejoin.DYNAMIC_FILTER] == "false"
+    assert options["spark.sql.extensions"] == rangejoin.EXTENSION
+    builder = rangejoin.configure(SparkSession.Builder(), broadcast_threshold=10 * 1024 * 1024)
+    assert builder._options[rangejoin.BROADCAST_THRESHOLD] == "10485760"
+    # An option left out, or None, sets nothing: the key keeps its default.
+    builder = rangejoin.configure(SparkSession.Builder(), enabled=None)
+    assert not any(key.startswith("spark.rangejoin.") for key in builder._options)
+
+
+def test_configure_unknown_option_lists_the_valid_ones():
+    builder = SparkSession.Builder()
+    with pytest.raises(TypeError) as error:
+        rangejoin.configure(builder, enable=True)
+    message = str(error.value)
+    assert "'enable'" in message
+    for option, key in [("enabled", rangejoin.ENABLED),
+                        ("broadcast_threshold", rangejoin.BROADCAST_THRESHOLD),
+                        ("existence_fast_path", rangejoin.EXISTENCE_FAST_PATH),
+                        ("dynamic_filter", rangejoin.DYNAMIC_FILTER)]:
+        assert f"{option} ({key})" in message, message
+    assert builder._options == {}, "nothing is set when an option is wrong"
+
+
+@pytest.mark.parametrize(
+    "options, error, text",
+    [
+        ({"enabled": "true"}, TypeError, "takes True or False"),
+        ({"dynamic_filter": 1}, TypeError, "takes True or False"),
+        ({"broadcast_threshold": True}, TypeError, "number of bytes"),
+        ({"broadcast_threshold": 1.5}, TypeError, "number of bytes"),
+        ({"broadcast_threshold": "1.5g"}, ValueError,
+         "Invalid value for spark.rangejoin.broadcastThreshold: '1.5g'. Accepted values: a size in "
+         "bytes, with an optional unit (10485760, 10m, 64MB, 1g), or -1"),
+        ({"broadcast_threshold": 2**63}, ValueError, "Accepted values"),
+    ],
+)
+def test_configure_rejects_bad_values(options, error, text):
+    builder = SparkSession.Builder()
+    with pytest.raises(error) as raised:
+        rangejoin.configure(builder, **options)
+    assert text in str(raised.value)
+    assert builder._options == {}
+
+
+# Size strings, some the extension accepts and some it rejects.
+THRESHOLDS = ["10485760", "10m", "64MB", "1g", "1G", "2kib", "7b", " 3k ", "0", "-1", "+5",
+              "9223372036854775807", "8589934591g", "8589934592g", "1.5g", "10 m", "-1m", "1bb",
+              "lots", "", "99999999999999999999", "1e6"]
+
+
+@pytest.mark.parametrize("value", THRESHOLDS)
+def test_configure_threshold_check_agrees_with_the_extension(spark, value):
+    """configure() accepts exactly the size strings the extension accepts when it plans."""
+    try:
+        rangejoin.configure(SparkSession.Builder(), broadcast_threshold=value)
+        python_accepts = True
+    except ValueError:
+        python_accepts = False
+    with sql_conf(spark, {rangejoin.BROADCAST_THRESHOLD: value}):
+        try:
+            _query(spark)._jdf.queryExecution().executedPlan()
+            jvm_accepts = True
+        except Exception as error:  # py4j wraps the JVM's IllegalArgumentException
+            assert "Invalid value for spark.rangejoin.broadcastThreshold" in str(error), error
+            jvm_accepts = False
+    assert python_accepts == jvm_accepts
+
+
+def test_configure_options_reach_the_session(spark):
+    """The options are SQL settings of the session getOrCreate() returns (here the running one,
+    which applies a builder's runtime settings)."""
+    try:
+        session = rangejoin.configure(
+            SparkSession.builder, broadcast_threshold="-1", existence_fast_path=False).getOrCreate()
+        assert session is spark
+        assert spark.conf.get(rangejoin.BROADCAST_THRESHOLD) == "-1"
+        df = _query(spark)
+        df.collect()
+        assert BNLJ in final_plan(df), "nothing is under a threshold of -1"
+    finally:
+        spark.conf.unset(rangejoin.BROADCAST_THRESHOLD)
+        spark.conf.unset(rangejoin.EXISTENCE_FAST_PATH)
+
+
+def test_configure_refuses_a_spark_connect_builder(monkeypatch):
+    monkeypatch.delenv("SPARK_REMOTE", raising=False)
+    builder = SparkSession.Builder().remote("sc://localhost:15002")
+    with pytest.raises(rangejoin.NotInstalledError, match="Spark Connect") as error:
+        rangejoin.configure(builder)
+    assert "spark.sql.extensions=rangejoin.RangeJoinExtensions" in str(error.value)
+    assert "spark.jars" not in builder._options
+    monkeypatch.setenv("SPARK_REMOTE", "sc://localhost:15002")
+    with pytest.raises(rangejoin.NotInstalledError, match="Spark Connect"):
+        rangejoin.configure(SparkSession.Builder())
+
+
+# --- sessions without rangejoin ---------------------------------------------------------------
+
+SESSION_FUNCTIONS = [rangejoin.enable, rangejoin.disable, rangejoin.is_enabled]
+
+
+def test_is_installed(spark):
+    assert rangejoin.is_installed(spark)
+
+
+@pytest.fixture(scope="module")
+def session_without_rangejoin(spark):
+    """A second session of the same SparkContext, built with no extensions at all: the jar is on
+    the classpath, but the session's planner has no rangejoin strategy (as for a session started
+    before rangejoin.configure). It shares the test session's SparkContext and catalog."""
+    jvm = spark._jvm
+    no_options = jvm.org.apache.spark.api.python.PythonUtils.toScalaMap(jvm.java.util.HashMap())
+    jsession = getattr(jvm, "org.apache.spark.sql.classic.SparkSession")(
+        spark._jsc.sc(), jvm.scala.Option.apply(spark._jsparkSession.sharedState()),
+        jvm.scala.Option.empty(), jvm.org.apache.spark.sql.SparkSessionExtensions(),
+        no_options, no_options)
+    session = SparkSession(spark.sparkContext, jsparkSession=jsession)
+    assert SparkSession.getActiveSession() is spark
+    return session
+
+
+@pytest.mark.parametrize("function", SESSION_FUNCTIONS, ids=lambda f: f.__name__)
+def test_session_started_without_rangejoin(session_without_rangejoin, function):
+    with pytest.raises(rangejoin.NotInstalledError) as error:
+        function(session_without_rangejoin)
+    message = str(error.value)
+    assert "the rangejoin jar is on the classpath" in message, message
+    assert "started before rangejoin.configure" in message, message
+    assert "spark.stop()" in message and "rangejoin.configure(SparkSession.builder)" in message
+    assert not session_without_rangejoin.conf.get(rangejoin.ENABLED, None)
+
+
+def test_session_without_rangejoin_really_lacks_it(session_without_rangejoin):
+    """isInstalled tells the truth: that session plans Spark's nested loop join."""
+    assert not rangejoin.is_installed(session_without_rangejoin)
+    df = _query(session_without_rangejoin)
+    df.collect()
+    assert BNLJ in final_plan(df) and PMJ not in final_plan(df)
+
+
+class _JVMWithoutRangejoin:
+    """The session's JVM as py4j shows it when rangejoin's jar is not on the classpath: its
+    ``rangejoin`` package resolves to a package of that name with no classes."""
+
+    def __init__(self, jvm):
+        self._jvm = jvm
+
+    def __getattr__(self, name):
+        return getattr(self._jvm, "no_such_package_" + name if name == "rangejoin" else name)
+
+
+@pytest.mark.parametrize("function", SESSION_FUNCTIONS, ids=lambda f: f.__name__)
+def test_session_without_the_jar(spark, function):
+    session = copy.copy(spark)
+    session._jvm = _JVMWithoutRangejoin(spark._jvm)
+    assert type(session._jvm.rangejoin.RangeJoinExtensions).__name__ == "JavaPackage"
+    with pytest.raises(rangejoin.NotInstalledError) as error:
+        function(session)
+    message = str(error.value)
+    assert "rangejoin.RangeJoinExtensions is not on the Spark driver's classpath" in message
+    assert "new Python process" in message and "--packages" in message, message
+    assert not rangejoin.is_installed(session)
+
+
+def test_session_of_another_spark_release(spark):
+    from py4j.java_gateway import JavaClass
+
+    session = copy.copy(spark)
+    extensions = mock.MagicMock()
+    extensions.__class__ = JavaClass  # as py4j gives it for a class it found
+    extensions.isInstalled.return_value = False
+    extensions.SparkFeatureRelease.return_value = "9.1"
+    session._jvm = mock.MagicMock()
+    session._jvm.rangejoin.RangeJoinExtensions = extensions
+    with pytest.raises(rangejoin.NotInstalledError) as error:
+        rangejoin.enable(session)
+    message = str(error.value)
+    assert f"built for Spark 9.1.x, and this is Spark {spark.version}" in message, message
+    extensions.isInstalled.assert_called_once_with(spark._jsparkSession)
+
+
+class SparkSession_:  # noqa: N801 - stands in for pyspark.sql.connect.session.SparkSession
+    """A Spark Connect session as rangejoin sees one: a class from pyspark.sql.connect, with a
+    configuration, and no py4j gateway."""
+
+    conf = mock.MagicMock()
+
+
+SparkSession_.__module__ = "pyspark.sql.connect.session"
+
+
+@pytest.mark.parametrize(
+    "function", SESSION_FUNCTIONS + [rangejoin.is_installed], ids=lambda f: f.__name__)
+def test_spark_connect_session(function):
+    session = SparkSession_()
+    with pytest.raises(rangejoin.NotInstalledError) as error:
+        function(session)
+    message = str(error.value)
+    assert "Spark Connect session" in message and "classic SparkSession" in message, message
+    assert "the server must be started with the extension" in message, message
+    assert f"--conf spark.sql.extensions={rangejoin.EXTENSION}" in message, message
+    session.conf.set.assert_not_called()
+
+
+def test_not_a_session():
+    with pytest.raises(TypeError, match="expected a pyspark.sql.SparkSession"):
+        rangejoin.enable(SparkSession.builder)

@@ -1,5 +1,6 @@
-"""rangejoin outside the shared test session: on executor JVMs of a local cluster, and installed
-from the wheel into a brand-new virtualenv.
+"""rangejoin outside the shared test session: on executor JVMs of a local cluster, installed from
+the wheel into a brand-new virtualenv, and given to spark-submit with --packages (resolved from
+the local Maven repository only) or --jars.
 
 Each runs a Python script in a subprocess, since a Python process can hold one SparkContext only.
 The script prints one JSON line, which the test checks.
@@ -133,52 +134,106 @@ def test_fresh_virtualenv_needs_only_the_wheel(tmp_path):
     assert Path(result["jar"]).resolve().is_relative_to(venv.resolve())
 
 
-# spark-submit --packages, with nothing else: no spark.sql.extensions, no rangejoin import. The
-# jar registers the extension with Spark's SparkSessionExtensionsProvider service loader.
+# The job spark-submit runs: it names nothing of rangejoin's (no import, no jar), so rangejoin can
+# only come from the command line. It reports where the class of the planner strategy came from.
 SUBMIT_SCRIPT = textwrap.dedent(
     """
     import json
     from pyspark.sql import SparkSession
 
-    spark = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate()
+    spark = SparkSession.builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     try:
-        spark.range(1, 201).toDF("v1").createOrReplaceTempView("t1")
-        spark.range(1, 20001).toDF("v1").createOrReplaceTempView("t2")
-        df = spark.sql("SELECT count(*) FROM t1 JOIN t2 ON t1.v1 > t2.v1 AND (t1.v1 + t2.v1) % 2 = 0")
-        count = df.collect()[0][0]
-        plan = df._jdf.queryExecution().executedPlan().toString().split("== Initial Plan ==")[0]
-        print(json.dumps({"inner_count": count, "plans": [plan], "outer_count": None}))
+        spark.range(1, 201, numPartitions=2).toDF("v1").createOrReplaceTempView("t1")
+        spark.range(1, 20001, numPartitions=4).toDF("v1").createOrReplaceTempView("t2")
+        inner = spark.sql(
+            "SELECT count(*) FROM t1 JOIN t2 ON t1.v1 > t2.v1 AND (t1.v1 + t2.v1) % 2 = 0")
+        outer = spark.sql(
+            "SELECT count(*) FROM t2 RIGHT JOIN t1 ON t1.v1 > t2.v1 + 150 AND t2.v1 % 7 <> 0")
+        counts = [df.collect()[0][0] for df in (inner, outer)]
+        plans = [df._jdf.queryExecution().executedPlan().toString().split("== Initial Plan ==")[0]
+                 for df in (inner, outer)]
+        strategies = spark._jsparkSession.sessionState().planner().extraPlanningStrategies()
+        jars = [strategies.apply(i).getClass().getProtectionDomain().getCodeSource()
+                .getLocation().toString() for i in range(strategies.size())
+                if strategies.apply(i).getClass().getName().startswith("rangejoin.")]
+        print(json.dumps({"inner_count": counts[0], "outer_count": counts[1], "plans": plans,
+                          "jars": jars}))
     finally:
         spark.stop()
     """
 )
 
+IVY_SETTINGS = """<ivysettings>
+  <settings defaultResolver="{name}"/>
+  <resolvers>
+    <ibiblio name="{name}" root="{root}" m2compatible="true"/>
+  </resolvers>
+</ivysettings>
+"""
 
-def test_spark_submit_packages_resolves_from_the_local_maven_repository(tmp_path):
-    """`spark-submit --packages io.rangejoin:...` is all a spark-submit user needs."""
-    group, artifact_version = rangejoin.MAVEN_COORDINATE.split(":", 1)
-    artifact, version = artifact_version.split(":")
-    published = Path.home() / ".m2" / "repository" / group.replace(".", "/") / artifact / version
-    assert (published / f"{artifact}-{version}.jar").is_file(), \
-        f"{published} has no jar: `make test` publishes it (or run `make publish-m2`)"
-    script = tmp_path / "submit_check.py"
+
+def _java_url(path) -> str:
+    """``path`` as java.net.URL prints a file's location: file:/dir/name."""
+    return "file:" + str(Path(path).resolve())
+
+
+def _spark_submit(tmp_path, *options):
+    """Runs SUBMIT_SCRIPT with ``spark-submit <options> --conf spark.sql.extensions=... job.py``;
+    returns (its result, its stderr)."""
+    script = tmp_path / "job.py"
     script.write_text(SUBMIT_SCRIPT)
     env = _base_env()
     env["PYSPARK_PYTHON"] = sys.executable
-    # A fresh Ivy directory: the artifact must come from ~/.m2, as Spark resolves it for any user.
     proc = subprocess.run(
         [str(Path(sys.executable).parent / "spark-submit"),
-         "--packages", rangejoin.MAVEN_COORDINATE,
-         "--conf", f"spark.jars.ivy={tmp_path / 'ivy'}",
+         "--master", "local[2]",
+         *options,
+         "--conf", f"spark.sql.extensions={rangejoin.EXTENSION}",
          "--conf", "spark.driver.host=127.0.0.1",
+         "--conf", "spark.ui.enabled=false",
+         # A short run: the JIT's first tier only halves the CPU the JVM spends starting up.
+         "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
          str(script)],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900,
     )
     assert proc.returncode == 0, f"spark-submit failed:\n{proc.stdout}\n{proc.stderr[-5000:]}"
-    assert "local-m2-cache" in proc.stderr, proc.stderr[-3000:]
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    assert lines, proc.stdout
+    assert lines, f"no result printed:\n{proc.stdout}\n{proc.stderr[-5000:]}"
     result = json.loads(lines[-1])
-    assert result["inner_count"] == EXPECTED_INNER
-    assert "PiecewiseMergeJoin" in result["plans"][0], result["plans"][0]
+    _check(result)
+    return result, proc.stderr
+
+
+def test_spark_submit_packages_resolves_from_the_local_maven_repository_only(tmp_path):
+    """`spark-submit --packages io.rangejoin:...` after `make publish-local`, with Ivy settings
+    whose only resolver is the local Maven repository: nothing but local files can be used."""
+    group, artifact_version = rangejoin.MAVEN_COORDINATE.split(":", 1)
+    artifact, version = artifact_version.split(":")
+    m2 = Path.home() / ".m2" / "repository"
+    published = m2 / group.replace(".", "/") / artifact / version
+    assert (published / f"{artifact}-{version}.jar").is_file(), \
+        f"{published} has no jar: `make test` publishes it (or run `make publish-local`)"
+    resolver = "rangejoin-test-local-m2-only"
+    settings = tmp_path / "ivysettings.xml"
+    settings.write_text(IVY_SETTINGS.format(name=resolver, root=m2.as_uri()))
+    ivy = tmp_path / "ivy"  # a fresh Ivy home and cache: the jar must come from ~/.m2
+    result, stderr = _spark_submit(
+        tmp_path,
+        "--packages", rangejoin.MAVEN_COORDINATE,
+        "--conf", f"spark.jars.ivySettings={settings}",
+        "--conf", f"spark.jars.ivy={ivy}",
+    )
+    assert f"found {group}#{artifact};{version} in {resolver}" in stderr, stderr[-3000:]
+    downloads = [line for line in stderr.splitlines() if line.startswith("downloading ")]
+    assert downloads and all(line.startswith(f"downloading {_java_url(m2)}/")
+                             for line in downloads), downloads
+    # The planner's rangejoin strategy was loaded from the jar Ivy retrieved from ~/.m2.
+    assert result["jars"] and all(jar.startswith(_java_url(ivy) + "/")
+                                  for jar in result["jars"]), result["jars"]
+
+
+def test_spark_submit_jars(tmp_path):
+    """`spark-submit --jars <the jar>`: here, the jar inside the installed wheel."""
+    result, _ = _spark_submit(tmp_path, "--jars", rangejoin.jar_path())
+    assert result["jars"] == [_java_url(rangejoin.jar_path())]

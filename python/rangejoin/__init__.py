@@ -13,22 +13,46 @@ jar and sets a ``SparkSession`` up to use it::
     spark.sql("SELECT * FROM a JOIN b ON a.t < b.t AND a.id <> b.id").explain()
 
 rangejoin is on by default once loaded; :func:`disable` and :func:`enable` switch it per session
-at run time (the SQL configuration :data:`ENABLED`).
+at run time (the SQL configuration :data:`ENABLED`). The other configuration keys are
+:data:`BROADCAST_THRESHOLD`, :data:`EXISTENCE_FAST_PATH` and :data:`DYNAMIC_FILTER`, settable
+through :func:`configure`'s options, ``spark.conf.set`` or SQL ``SET``; the join hint
+:data:`HINT` (``/*+ RANGE_JOIN(t) */``) makes ``t`` the buffered side.
 """
 
+from rangejoin._config import (
+    BROADCAST_THRESHOLD,
+    DYNAMIC_FILTER,
+    ENABLED,
+    EXISTENCE_FAST_PATH,
+    EXTENSION,
+    HINT,
+)
 from rangejoin._jar import MAVEN_COORDINATE, SCALA_BINARY_VERSION, jar_path
-from rangejoin._session import ENABLED, EXTENSION, configure, disable, enable, is_enabled
+from rangejoin._session import (
+    NotInstalledError,
+    configure,
+    disable,
+    enable,
+    is_enabled,
+    is_installed,
+)
 from rangejoin._version import __version__
 
 __all__ = [
     "__version__",
+    "BROADCAST_THRESHOLD",
+    "DYNAMIC_FILTER",
     "ENABLED",
+    "EXISTENCE_FAST_PATH",
     "EXTENSION",
+    "HINT",
     "MAVEN_COORDINATE",
     "SCALA_BINARY_VERSION",
+    "NotInstalledError",
     "configure",
     "disable",
     "enable",
     "is_enabled",
+    "is_installed",
     "jar_path",
 ]

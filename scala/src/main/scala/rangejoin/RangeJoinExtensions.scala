@@ -6,7 +6,7 @@ import org.apache.spark.SPARK_VERSION
 import org.apache.spark.sql.{SparkSession, SparkSessionExtensions, SparkSessionExtensionsProvider}
 import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
 
-import rangejoin.planning.{RangeJoinHints, RangeJoinStrategy}
+import rangejoin.planning.{RangeJoinHintNames, RangeJoinHints, RangeJoinStrategy}
 
 /**
  * rangejoin's entry point: `spark.sql.extensions=rangejoin.RangeJoinExtensions`. Spark also loads
@@ -21,7 +21,9 @@ class RangeJoinExtensions extends SparkSessionExtensionsProvider {
   override def apply(extensions: SparkSessionExtensions): Unit = {
     RangeJoinExtensions.checkSparkVersion(SPARK_VERSION)
     if (RangeJoinExtensions.firstTimeFor(extensions)) {
-      // Resolves /*+ RANGE_JOIN(t) */ before Spark drops hints it does not know.
+      // Keeps RANGE_JOIN(t)'s names from being resolved as columns, then resolves the hint
+      // before Spark drops hints it does not know.
+      extensions.injectHintResolutionRule(_ => RangeJoinHintNames)
       extensions.injectResolutionRule(RangeJoinHints(_))
       // Plans single-inequality joins as PiecewiseMergeJoinExec, ahead of Spark's JoinSelection.
       extensions.injectPlannerStrategy(RangeJoinStrategy)

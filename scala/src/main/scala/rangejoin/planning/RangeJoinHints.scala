@@ -4,7 +4,7 @@ import scala.collection.mutable
 
 import org.apache.spark.sql.{AnalysisException, SparkSession}
 import org.apache.spark.sql.catalyst.analysis.{ResolveHints, UnresolvedAttribute}
-import org.apache.spark.sql.catalyst.expressions.StringLiteral
+import org.apache.spark.sql.catalyst.expressions.{Literal, StringLiteral}
 import org.apache.spark.sql.catalyst.plans.logical.{HintInfo, JoinHint, LogicalPlan, ResolvedHint, SubqueryAlias, UnresolvedHint, View}
 import org.apache.spark.sql.catalyst.rules.Rule
 
@@ -59,6 +59,26 @@ case class RangeJoinHints(session: SparkSession) extends Rule[LogicalPlan] {
       case _: ResolvedHint | _: View | _: SubqueryAlias => plan
       case _ => plan.mapChildren(mark(_, named, found))
     }
+  }
+}
+
+/**
+ * Keeps a `RANGE_JOIN` hint's parameters relation names. Injected with Spark's own hint rules, it
+ * runs before any reference is resolved and turns each name into a string literal, which
+ * [[RangeJoinHints]] reads the same way. Left an attribute, a name that is also a column of the
+ * hinted relation (`/*+ RANGE_JOIN(b) */` over `big b`, whose column is `b`) would be resolved to
+ * that column before [[RangeJoinHints]] reads it.
+ */
+object RangeJoinHintNames extends Rule[LogicalPlan] {
+
+  override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
+    case hint @ UnresolvedHint(name, parameters, _)
+        if name.equalsIgnoreCase(RangeJoinHint.NAME) &&
+          parameters.exists(_.isInstanceOf[UnresolvedAttribute]) =>
+      hint.copy(parameters = parameters.map {
+        case attribute: UnresolvedAttribute => Literal(attribute.name) // quoted where needed
+        case other => other
+      })
   }
 }
 
