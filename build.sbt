@@ -65,6 +65,10 @@ lazy val root = (project in file("."))
     // javac first: scalac would refuse RangeJoinHint.java's subclassing of a sealed Spark class,
     // which the JVM allows (see that file).
     compileOrder := CompileOrder.JavaThenScala,
+    // Scaladoc reads Java sources as scalac does, and refuses that file for the same reason: it
+    // documents the Scala sources, reading the compiled Java class from the classpath.
+    Compile / doc / sources := (Compile / doc / sources).value.filterNot(_.getName.endsWith(".java")),
+    Compile / doc / dependencyClasspath := (Compile / fullClasspath).value,
     Compile / resourceDirectory := baseDirectory.value / "scala" / "src" / "main" / "resources",
     Test / scalaSource := baseDirectory.value / "scala" / "src" / "test" / "scala",
     Test / resourceDirectory := baseDirectory.value / "scala" / "src" / "test" / "resources",
