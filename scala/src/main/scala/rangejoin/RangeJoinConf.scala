@@ -49,12 +49,11 @@ object RangeJoinConf {
 
   def dynamicFilter(conf: SQLConf): Boolean = boolean(conf, DynamicFilter, DynamicFilterDefault)
 
-  /** [[BroadcastThreshold]] in bytes; Spark's broadcast threshold when it is not set. */
-  def broadcastThreshold(conf: SQLConf): Long =
-    conf.getConfString(BroadcastThreshold, null) match {
-      case null => conf.autoBroadcastJoinThreshold
-      case value => Try(JavaUtils.byteStringAsBytes(value.trim)).orElse(
-        Try(value.trim.toLong)).getOrElse(throw invalid(BroadcastThreshold, value,
+  /** [[BroadcastThreshold]] in bytes; None when it is not set (Spark's threshold applies). */
+  def broadcastThreshold(conf: SQLConf): Option[Long] =
+    Option(conf.getConfString(BroadcastThreshold, null)).map { value =>
+      Try(JavaUtils.byteStringAsBytes(value.trim)).orElse(Try(value.trim.toLong)).getOrElse(
+        throw invalid(BroadcastThreshold, value,
           "a size in bytes, with an optional unit (10485760, 10m, 64MB, 1g), or -1 to buffer " +
             "hinted sides only"))
     }

@@ -32,7 +32,7 @@ sealed abstract class Extreme(val name: String) extends Serializable {
         val value = k.get(0, key.dataType)
         if (best == null || better(ordering.compare(value, bestKey))) {
           best = row.copy()
-          bestKey = keyOf(best).copy().get(0, key.dataType)
+          bestKey = InternalRow.copyValue(value) // the projection's buffer is reused
         }
       }
     }

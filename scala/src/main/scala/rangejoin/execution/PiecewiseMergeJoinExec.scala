@@ -71,9 +71,21 @@ case class PiecewiseMergeJoinExec(
     "numStreamedRowsSkipped" ->
       SQLMetrics.createMetric(sparkContext, "streamed rows skipped by the dynamic filter"))
 
-  // A streamed row with no match outputs nothing: rows that cannot match may be dropped early.
-  private def filtersStreamed: Boolean = dynamicFilter &&
-    (semantics.streamed == RowEmit.Never || semantics.streamed == RowEmit.IfMatched)
+  /**
+   * The dynamic filter's part in this join, from the join type alone. Where a streamed row with
+   * no match outputs nothing, the filter drops rows that cannot match: Some(false), the join loop
+   * still runs. On the existence fast path the one buffered key decides each row, so the filter
+   * is the whole answer: a semi join keeps what it passes, an anti join what it rejects
+   * (Some(true)). None where unmatched streamed rows are output.
+   */
+  private def filterDecides: Option[Boolean] =
+    if (!dynamicFilter) None
+    else semantics.streamed match {
+      case RowEmit.Never => Some(false)
+      case RowEmit.IfMatched => Some(bufferedExtreme.isDefined)
+      case RowEmit.IfUnmatched if bufferedExtreme.isDefined => Some(true)
+      case _ => None
+    }
 
   override def output: Seq[Attribute] = joinType match {
     case _: InnerLike => left.output ++ right.output
@@ -86,6 +98,9 @@ case class PiecewiseMergeJoinExec(
   }
 
   private def bufferedKey: Expression = if (streamedIsLeft) rightKey else leftKey
+  private def streamedKey: Expression = if (streamedIsLeft) leftKey else rightKey
+  /** The range predicate read as `streamed op buffered`. */
+  private def streamedOp: RangeOp = if (streamedIsLeft) op else op.flip
 
   /** The broadcast the buffered side needs: sorted by its key. */
   private def bufferedMode: SortedBroadcastMode = SortedBroadcastMode.of(bufferedKey, buffered.output, bufferedExtreme)
@@ -116,13 +131,13 @@ case class PiecewiseMergeJoinExec(
         |${ExplainUtils.generateFieldString("Residual", residual.map(_.toString).getOrElse(""))}
         |${ExplainUtils.generateFieldString("Join type", joinType.toString)}
         |${ExplainUtils.generateFieldString("Build side", buildSide.toString)}
-        |${ExplainUtils.generateFieldString("Dynamic filter", filtersStreamed.toString)}
+        |${ExplainUtils.generateFieldString("Dynamic filter", filterDecides.isDefined.toString)}
         |""".stripMargin
 
   private def joinSpec: JoinSpec = JoinSpec(
     semantics,
-    op = if (streamedIsLeft) op else op.flip,
-    streamedKey = if (streamedIsLeft) leftKey else rightKey,
+    op = streamedOp,
+    streamedKey = streamedKey,
     streamedKeyFirst = streamedIsLeft == leftKeyFirst,
     residual = residual,
     condition = condition,
@@ -138,9 +153,17 @@ case class PiecewiseMergeJoinExec(
   protected override def doExecute(): RDD[InternalRow] = {
     val payload = buffered.executeBroadcast[BroadcastRows]()
     val buffer = new SortedBuffer(payload.value.rows)
-    decidedByFilter(buffer) match {
-      case Some(rows) => counted(rows)
-      case None => joined(payload, streamedPlan(buffer).execute())
+    // The filter's bound is the buffered side's extreme key, known once the buffer is sorted.
+    filterDecides.filter(_ => buffer.isSorted) match {
+      case None => joined(payload, streamed.execute())
+      case Some(decides) =>
+        val bound = DynamicFilter.predicate(streamedOp, streamedKey, bufferedMode.key, buffer)
+        val predicate =
+          if (semantics.streamed == RowEmit.IfUnmatched) Not(Coalesce(Seq(bound, Literal.FalseLiteral)))
+          else bound
+        val filtered =
+          DynamicFilter(streamed, predicate, longMetric("numStreamedRowsSkipped")).execute()
+        if (decides) counted(filtered) else joined(payload, filtered)
     }
   }
 
@@ -177,31 +200,6 @@ case class PiecewiseMergeJoinExec(
         row
       }
     }
-  }
-
-  /**
-   * On the existence fast path the one buffered key decides each streamed row on its own: a semi
-   * join is then exactly the dynamic filter, and an anti join its complement (a NULL or
-   * unmatched key included), run in the streamed side's generated code with no join loop at all.
-   */
-  private def decidedByFilter(buffer: SortedBuffer): Option[RDD[InternalRow]] = {
-    if (bufferedExtreme.isEmpty || !dynamicFilter || !buffer.isSorted || !streamedIsLeft) return None
-    def matches = DynamicFilter.predicate(op, leftKey, bufferedMode.key, buffer)
-    val predicate = semantics.streamed match {
-      case RowEmit.IfMatched => Some(matches)
-      case RowEmit.IfUnmatched => Some(Not(Coalesce(Seq(matches, Literal.FalseLiteral))))
-      case _ => None
-    }
-    predicate.map(p => DynamicFilter(streamed, p, longMetric("numStreamedRowsSkipped")).execute())
-  }
-
-  /** The streamed side as it runs: under the dynamic filter, once the buffered bound is known. */
-  private def streamedPlan(buffer: SortedBuffer): SparkPlan = {
-    if (!filtersStreamed || !buffer.isSorted) return streamed
-    val streamedOp = if (streamedIsLeft) op else op.flip
-    val predicate = DynamicFilter.predicate(streamedOp, if (streamedIsLeft) leftKey else rightKey,
-      bufferedMode.key, buffer)
-    DynamicFilter(streamed, predicate, longMetric("numStreamedRowsSkipped"))
   }
 
   /** The buffered rows' own output, in slices of the buffer read from the broadcast. */

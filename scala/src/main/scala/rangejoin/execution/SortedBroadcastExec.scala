@@ -47,8 +47,9 @@ case class SortedBroadcastExec(key: Expression, child: SparkPlan, extreme: Optio
       case None => child.executeCollect()
       case Some(e) =>
         val (boundKey, schema) = (mode.key, child.schema)
+        // One candidate per partition, made unsafe: the payload is serialized as UnsafeRows.
         val candidates = child.execute().mapPartitions { rows =>
-          e.of(rows, boundKey).iterator.map(UnsafeProjection.create(schema)(_).copy())
+          e.of(rows, boundKey).map(UnsafeProjection.create(schema)(_).copy()).iterator
         }.collect()
         e.of(candidates.iterator, boundKey).toArray
     }

@@ -120,9 +120,9 @@ case class RangeJoinStrategy(session: SparkSession) extends SparkStrategy with J
       else if (buildRight) Some(BuildRight)
       else None
     val threshold = RangeJoinConf.broadcastThreshold(conf)
-    def small(plan: LogicalPlan) = conf.getConfString(RangeJoinConf.BroadcastThreshold, null) match {
-      case null => canBroadcastBySize(plan, conf) // Spark's threshold, adaptive one included
-      case _ => plan.stats.sizeInBytes >= 0 && plan.stats.sizeInBytes <= threshold
+    def small(plan: LogicalPlan) = threshold match {
+      case None => canBroadcastBySize(plan, conf) // Spark's threshold, adaptive one included
+      case Some(bytes) => plan.stats.sizeInBytes >= 0 && plan.stats.sizeInBytes <= bytes
     }
     def bySize = either(
       small(left) && !hintToNotBroadcastAndReplicateLeft(hint),
