@@ -18,8 +18,26 @@ from pyspark.find_spark_home import _find_spark_home
 import rangejoin
 from conftest import REPO_ROOT
 
-# The demo query on small tables, and its answer: for each t1.v1 = a, the b < a of a's parity.
-SCRIPT = textwrap.dedent(
+# The range joins every job here runs, as a function the job's script defines: the demo query on
+# small tables, and an outer join whose buffered side (t1) is preserved (its unmatched rows are
+# found by merging per-task match marks, so rangejoin's classes run in every task).
+JOINS = textwrap.dedent(
+    """
+    def run_joins(spark):
+        spark.range(1, 201, numPartitions=2).toDF("v1").createOrReplaceTempView("t1")
+        spark.range(1, 20001, numPartitions=4).toDF("v1").createOrReplaceTempView("t2")
+        inner = spark.sql(
+            "SELECT count(*) FROM t1 JOIN t2 ON t1.v1 > t2.v1 AND (t1.v1 + t2.v1) % 2 = 0")
+        outer = spark.sql(
+            "SELECT count(*) FROM t2 RIGHT JOIN t1 ON t1.v1 > t2.v1 + 150 AND t2.v1 % 7 <> 0")
+        counts = [df.collect()[0][0] for df in (inner, outer)]
+        plans = [df._jdf.queryExecution().executedPlan().toString().split("== Initial Plan ==")[0]
+                 for df in (inner, outer)]
+        return {"inner_count": counts[0], "outer_count": counts[1], "plans": plans}
+    """
+)
+
+SCRIPT = JOINS + textwrap.dedent(
     """
     import json, sys
     from pyspark.sql import SparkSession
@@ -36,24 +54,10 @@ SCRIPT = textwrap.dedent(
     spark = rangejoin.configure(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     try:
-        spark.range(1, 201, numPartitions=2).toDF("v1").createOrReplaceTempView("t1")
-        spark.range(1, 20001, numPartitions=4).toDF("v1").createOrReplaceTempView("t2")
-        inner = spark.sql(
-            "SELECT count(*) FROM t1 JOIN t2 ON t1.v1 > t2.v1 AND (t1.v1 + t2.v1) % 2 = 0")
-        inner_count = inner.collect()[0][0]
-        # An outer join whose buffered side (t1) is preserved: its unmatched rows are found by
-        # merging per-task match marks, so rangejoin's classes run in every task.
-        outer = spark.sql(
-            "SELECT count(*) FROM t2 RIGHT JOIN t1 ON t1.v1 > t2.v1 + 150 AND t2.v1 % 7 <> 0")
-        outer_count = outer.collect()[0][0]
-        plans = [df._jdf.queryExecution().executedPlan().toString().split("== Initial Plan ==")[0]
-                 for df in (inner, outer)]
         print(json.dumps({
+            **run_joins(spark),
             "rangejoin_file": rangejoin.__file__,
             "jar": rangejoin.jar_path(),
-            "inner_count": inner_count,
-            "outer_count": outer_count,
-            "plans": plans,
             "executors": spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1,
         }))
     finally:
@@ -136,7 +140,7 @@ def test_fresh_virtualenv_needs_only_the_wheel(tmp_path):
 
 # The job spark-submit runs: it names nothing of rangejoin's (no import, no jar), so rangejoin can
 # only come from the command line. It reports where the class of the planner strategy came from.
-SUBMIT_SCRIPT = textwrap.dedent(
+SUBMIT_SCRIPT = JOINS + textwrap.dedent(
     """
     import json
     from pyspark.sql import SparkSession
@@ -144,21 +148,12 @@ SUBMIT_SCRIPT = textwrap.dedent(
     spark = SparkSession.builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     try:
-        spark.range(1, 201, numPartitions=2).toDF("v1").createOrReplaceTempView("t1")
-        spark.range(1, 20001, numPartitions=4).toDF("v1").createOrReplaceTempView("t2")
-        inner = spark.sql(
-            "SELECT count(*) FROM t1 JOIN t2 ON t1.v1 > t2.v1 AND (t1.v1 + t2.v1) % 2 = 0")
-        outer = spark.sql(
-            "SELECT count(*) FROM t2 RIGHT JOIN t1 ON t1.v1 > t2.v1 + 150 AND t2.v1 % 7 <> 0")
-        counts = [df.collect()[0][0] for df in (inner, outer)]
-        plans = [df._jdf.queryExecution().executedPlan().toString().split("== Initial Plan ==")[0]
-                 for df in (inner, outer)]
+        result = run_joins(spark)
         strategies = spark._jsparkSession.sessionState().planner().extraPlanningStrategies()
         jars = [strategies.apply(i).getClass().getProtectionDomain().getCodeSource()
                 .getLocation().toString() for i in range(strategies.size())
                 if strategies.apply(i).getClass().getName().startswith("rangejoin.")]
-        print(json.dumps({"inner_count": counts[0], "outer_count": counts[1], "plans": plans,
-                          "jars": jars}))
+        print(json.dumps({**result, "jars": jars}))
     finally:
         spark.stop()
     """

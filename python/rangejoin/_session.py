@@ -3,7 +3,7 @@
 import os
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from rangejoin._config import ENABLED, EXTENSION, to_conf
+from rangejoin._config import ENABLED, EXTENSION, _invalid, to_conf
 from rangejoin._jar import MAVEN_COORDINATE, jar_path
 
 if TYPE_CHECKING:
@@ -224,8 +224,7 @@ def enable(spark: "SparkSession") -> None:
         If ``spark`` does not have rangejoin (the message says why and what to do), or is a
         Spark Connect session.
     """
-    _check_installed(spark)
-    spark.conf.set(ENABLED, "true")
+    _set_enabled(spark, True)
 
 
 def disable(spark: "SparkSession") -> None:
@@ -244,8 +243,12 @@ def disable(spark: "SparkSession") -> None:
         If ``spark`` does not have rangejoin (the message says why and what to do), or is a
         Spark Connect session.
     """
+    _set_enabled(spark, False)
+
+
+def _set_enabled(spark: "SparkSession", enabled: bool) -> None:
     _check_installed(spark)
-    spark.conf.set(ENABLED, "false")
+    spark.conf.set(ENABLED, "true" if enabled else "false")
 
 
 def is_enabled(spark: "SparkSession") -> bool:
@@ -273,8 +276,6 @@ def is_enabled(spark: "SparkSession") -> bool:
     _check_installed(spark)
     value = str(spark.conf.get(ENABLED, "true")).strip().lower()
     if value not in ("true", "false"):
-        raise ValueError(
-            f"Invalid value for {ENABLED}: '{value}'. Accepted values: true or false."
-        )
+        raise _invalid(ENABLED, value)
     return value == "true"
 
