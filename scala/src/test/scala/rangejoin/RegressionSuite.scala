@@ -3,7 +3,7 @@ package rangejoin
 import scala.util.Try
 
 import org.apache.spark.sql.{DataFrame, QueryTest, Row}
-import org.apache.spark.sql.types.{IntegerType, StringType, StructField, StructType}
+import org.apache.spark.sql.types.{IntegerType, StringType, StructField, StructType, TimestampType}
 import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight}
 import org.apache.spark.sql.catalyst.plans.ExistenceJoin
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
@@ -117,6 +117,117 @@ class RegressionSuite extends QueryTest with RangeJoinSharedSession with Adaptiv
         table(Row(10, "b", 2), Row(11, null, 3), Row(12, "d", null)).repartition(2)
           .createOrReplaceTempView("nr")
         assertAsStock("SELECT l.id, r.id FROM nl l LEFT JOIN nr r ON r.k >= l.k AND (l.v < r.v OR r.v IS NULL)")
+      }
+    }
+  }
+
+  /** The query answers (or fails) as stock Spark does, whichever way it is planned. */
+  private def assertOutcomeAsStock(query: String): Unit = {
+    val expected = stock(outcome(query))
+    val actual = outcome(query)
+    assert(actual == expected, s"\n$query\nrangejoin: $actual\nstock:     $expected")
+  }
+
+  // Issue 9.1: the dynamic filter's bound 0.0 was pushed to the scan as it was, and Parquet's
+  // statistics order -0.0 below 0.0, so a row group of -0.0 was skipped (stock 3, rangejoin 1).
+  test("-0.0 in a Parquet or ORC double column passes a pushed bound of 0.0") {
+    for (format <- Seq("parquet", "orc")) {
+      withTempPath { dir =>
+        sql("SELECT CAST('-0.0' AS DOUBLE) AS d FROM range(3)").write.format(format).save(dir.getPath)
+        spark.read.format(format).load(dir.getPath).createOrReplaceTempView("p")
+        sql("SELECT * FROM VALUES (0.0d), (1.0d) t(b)").createOrReplaceTempView("bz")
+        assertAsStock("SELECT count(*) FROM p JOIN bz ON p.d >= bz.b")
+        assertAsStock("SELECT * FROM p WHERE EXISTS (SELECT 1 FROM bz WHERE p.d >= bz.b)")
+        assertAsStock("SELECT * FROM p LEFT SEMI JOIN bz ON bz.b <= p.d")
+      }
+    }
+  }
+
+  // Issue 9.2: a bound with more precision than the file's timestamps: a strict `t < b` pushed
+  // to TIMESTAMP_MILLIS statistics truncates b to the same millisecond as t, and skipped every
+  // row group; the right join then padded its matched buffered rows with NULLs.
+  test("TIMESTAMP_MILLIS values pass a strict bound with finer precision") {
+    withSQLConf("spark.sql.parquet.outputTimestampType" -> "TIMESTAMP_MILLIS") {
+      withTempPath { dir =>
+        sql("SELECT id, timestamp'2020-01-01 00:00:00.001' AS t FROM range(5)").write.parquet(dir.getPath)
+        spark.read.parquet(dir.getPath).createOrReplaceTempView("tm")
+        // Two rows: the optimizer folds a one-row constant side into a filter, and no join remains.
+        sql("SELECT * FROM VALUES (timestamp'2020-01-01 00:00:00.0015'), (timestamp'2020-01-01 00:00:00.0015') t(b)")
+          .createOrReplaceTempView("tb")
+        assertAsStock("SELECT count(*) FROM tm JOIN tb ON tm.t < tb.b")
+        assertAsStock("SELECT * FROM tm WHERE EXISTS (SELECT 1 FROM tb WHERE tm.t < tb.b)")
+        assertAsStock("SELECT * FROM tm LEFT SEMI JOIN tb ON tm.t < tb.b")
+        assertAsStock("SELECT /*+ RANGE_JOIN(tb) */ tm.id, tb.b FROM tm RIGHT JOIN tb ON tm.t < tb.b")
+      }
+    }
+  }
+
+  // Issue 9.3: the bound was pushed below operators that must see every row: a projection that
+  // numbers rows or draws random values, a random filter, and a filter that raises.
+  test("the pushed bound does not cross non-deterministic or failing operators") {
+    withTempPath { dir =>
+      spark.range(0, 20000, 1, 1).selectExpr("CAST(id AS INT) AS v")
+        .write.option("parquet.block.size", 4096).parquet(dir.getPath)
+      spark.read.parquet(dir.getPath).createOrReplaceTempView("pv")
+      sql("SELECT * FROM VALUES (15000), (16000) t(y)").createOrReplaceTempView("bb")
+      val below = Seq(
+        "SELECT v, monotonically_increasing_id() AS mid FROM pv",
+        "SELECT v, rand(7) AS r FROM pv",
+        "SELECT v FROM pv WHERE rand(3) < 0.5",
+        "SELECT v FROM pv WHERE 10 / (v - 3) > -100")
+      for (q <- below) {
+        assertAsStock(s"SELECT * FROM ($q) q JOIN bb ON q.v > bb.y")
+        assertAsStock(s"SELECT * FROM ($q) q WHERE EXISTS (SELECT 1 FROM bb WHERE q.v > bb.y)")
+      }
+      // A filter that cannot fail is crossed, and the scan skips row groups.
+      val safe = "SELECT * FROM (SELECT v, v + 0.5D AS w FROM pv WHERE v <> 7) q JOIN bb ON q.v > bb.y"
+      assertAsStock(safe)
+      val df = sql(safe)
+      df.collect()
+      val scanned = collect(df.queryExecution.executedPlan) {
+        case s: org.apache.spark.sql.execution.FileSourceScanExec => s.metrics("numOutputRows").value
+      }.sum
+      assert(scanned > 0 && scanned < 20000, scanned)
+    }
+  }
+
+  // Issue 9.4: CannotFail took date-to-timestamp casts (and, without ANSI, every cast) as unable
+  // to fail, so the fast path evaluated an overflowing key on every subquery row.
+  test("a key cast that overflows is not evaluated where stock Spark would not") {
+    for (ansi <- Seq("true", "false")) {
+      withSQLConf(SQLConf.ANSI_ENABLED.key -> ansi) {
+        // NULLs the optimizer cannot see: a NULL literal would fold the condition away.
+        spark.createDataFrame(java.util.Arrays.asList(Row(null), Row(null), Row(null)),
+          StructType(Seq(StructField("t", TimestampType)))).createOrReplaceTempView("tsn")
+        sql("SELECT date_add(date'2020-01-01', 200000000 + CAST(id AS INT)) AS d FROM range(2)")
+          .createOrReplaceTempView("xd")
+        assertAsStock("SELECT * FROM tsn WHERE NOT EXISTS (SELECT 1 FROM xd WHERE tsn.t >= xd.d)")
+        assertAsStock("SELECT * FROM tsn WHERE EXISTS (SELECT 1 FROM xd WHERE tsn.t >= xd.d)")
+      }
+    }
+  }
+
+  // A range conjunct after one that may fail drove the join, so the earlier conjunct was
+  // evaluated on the candidates only, and the error Spark raises on another pair was lost.
+  test("a range conjunct after a conjunct that may fail does not drive the join") {
+    val query = "SELECT * FROM range(0, 5) l JOIN range(0, 5) r ON 10 / (l.id - r.id) > 0 AND l.id < r.id"
+    assert(rangeJoins(sql(query)).isEmpty)
+    assertOutcomeAsStock(query)
+    assertAsStock("SELECT * FROM range(0, 5) l JOIN range(0, 5) r ON l.id <> r.id AND l.id < r.id")
+  }
+
+  // Issue 9.5: the buffered side was collected with no limit, and no timeout. Spark times out a
+  // broadcast only without adaptive execution; rangejoin does as the plan it replaces would.
+  test("the sorted broadcast times out where Spark's broadcast does") {
+    spark.udf.register("slow_id", (x: Long) => { Thread.sleep(2500); x })
+    val query = "SELECT /*+ BROADCAST(r) */ * FROM range(10) l " +
+      "JOIN (SELECT slow_id(id) AS k FROM range(0, 2, 1, 1)) r ON l.id < r.k"
+    for (aqe <- Seq("false", "true")) {
+      withSQLConf(SQLConf.BROADCAST_TIMEOUT.key -> "1", SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe) {
+        assert(rangeJoins(sql(query)).nonEmpty)
+        val expected = stock(outcome(query))
+        val actual = outcome(query)
+        assert(expected.isLeft == (aqe == "false") && actual == expected, s"AQE $aqe\nrangejoin: $actual\nstock:     $expected")
       }
     }
   }

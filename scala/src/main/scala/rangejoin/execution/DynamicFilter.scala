@@ -7,6 +7,8 @@ import org.apache.spark.sql.catalyst.expressions.codegen.Block._
 import org.apache.spark.sql.execution.{ColumnarToRowExec, FileSourceScanExec, FilterExec, InputAdapter, ProjectExec, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.metric.SQLMetric
 
+import rangejoin.expressions.CannotFail
+
 /**
  * The dynamic filter: once the buffered side is sorted, its extreme key bounds every streamed
  * key that can match, so streamed rows beyond it are dropped before the join sees them.
@@ -23,66 +25,97 @@ import org.apache.spark.sql.execution.metric.SQLMetric
  * for join types where a streamed row with no match outputs nothing, and only with a streamed key
  * that cannot fail (evaluating it on rows Spark would not pair must not raise an error).
  * The filter goes inside the streamed side's generated code, where a row costs a compare rather
- * than a trip through the join's iterator; where the key is a column of a file scan reached only
- * through projections and filters, it is also pushed to the scan, which skips row groups whose
- * statistics exclude it. That scan is a copy of the planned one reporting to the planned one's
+ * than a trip through the join's iterator, and it is exact: it keeps what Spark's comparison
+ * keeps. Where the key is a column of a Parquet or ORC scan reached only through operators that
+ * see each row on its own and cannot fail, a widened form of it ([[ScanBound]]) is also pushed to
+ * the scan, which skips row groups whose statistics exclude it. That scan is a copy of the planned one reporting to the planned one's
  * metrics, so the SQL UI shows what it read; the operators copied on the way to it (a whole-stage
  * codegen node, a projection) report to copies of their metrics, which the UI does not show.
  */
 object DynamicFilter {
 
   /**
-   * `streamedKey op bound`, the bound being the extreme buffered key (see [[Extreme]]); false
-   * when the buffer has no key, so nothing can match. `bufferedKey` is bound to buffered rows.
+   * The extreme buffered key (see [[Extreme]]) that bounds `streamed op buffered`, as a literal;
+   * None when no buffered row has a key, so nothing can match. `bufferedKey` is bound to
+   * buffered rows.
    */
-  def predicate(
-      op: RangeOp,
-      streamedKey: Expression,
-      bufferedKey: Expression,
-      buffer: SortedBuffer): Expression = {
+  def bound(op: RangeOp, bufferedKey: Expression, buffer: SortedBuffer): Option[Literal] = {
     val keyed = buffer.storedKeys.numElements()
-    if (keyed == 0) return Literal.FalseLiteral
-    val row = Extreme.deciding(op) match {
-      case Extreme.Max => buffer.row(keyed - 1)
-      case Extreme.Min => buffer.row(0)
-    }
-    val bound = Literal(InternalRow.copyValue(bufferedKey.eval(row)), bufferedKey.dataType)
-    op match {
-      case RangeOp.Lt => LessThan(streamedKey, bound)
-      case RangeOp.Le => LessThanOrEqual(streamedKey, bound)
-      case RangeOp.Gt => GreaterThan(streamedKey, bound)
-      case RangeOp.Ge => GreaterThanOrEqual(streamedKey, bound)
+    if (keyed == 0) None
+    else {
+      val row = Extreme.deciding(op) match {
+        case Extreme.Max => buffer.row(keyed - 1)
+        case Extreme.Min => buffer.row(0)
+      }
+      Some(Literal(InternalRow.copyValue(bufferedKey.eval(row)), bufferedKey.dataType))
     }
   }
 
-  /** `plan` with `predicate` applied on top, counting what it drops in `skipped`. */
-  def apply(plan: SparkPlan, predicate: Expression, skipped: SQLMetric): SparkPlan = {
+  /** `streamedKey op bound`, exactly as Spark compares; false when there is no bound. */
+  def predicate(op: RangeOp, streamedKey: Expression, bound: Option[Literal]): Expression =
+    bound.map(b => compare(streamedKey, op, b)).getOrElse(Literal.FalseLiteral)
+
+  private def compare(key: Expression, op: RangeOp, bound: Expression): Expression = op match {
+    case RangeOp.Lt => LessThan(key, bound)
+    case RangeOp.Le => LessThanOrEqual(key, bound)
+    case RangeOp.Gt => GreaterThan(key, bound)
+    case RangeOp.Ge => GreaterThanOrEqual(key, bound)
+  }
+
+  /**
+   * `plan` with `predicate` applied on top, counting what it drops in `skipped`. With
+   * `scanBound`, the rows kept satisfy `streamedKey op bound`, which may also be pushed to a file
+   * scan below (see `pushToScan`).
+   */
+  def apply(
+      plan: SparkPlan,
+      predicate: Expression,
+      streamedKey: Expression,
+      scanBound: Option[(RangeOp, Literal)],
+      skipped: SQLMetric): SparkPlan = {
     val counted = CountingFilter(predicate, skipped)
-    val pushed = pushToScan(plan, predicate)
+    val pushed = (streamedKey, scanBound) match {
+      case (column: Attribute, Some((op, bound))) => pushToScan(plan, column, op, bound)
+      case _ => plan
+    }
     pushed match {
       case stage: WholeStageCodegenExec => stage.withNewChildren(Seq(FilterExec(counted, stage.child)))
       case other => FilterExec(counted, other)
     }
   }
 
-  // Only through operators that pass the key's column through unchanged and keep every row they
-  // do not filter, so dropping rows at the scan drops exactly those rows above it.
-  private def pushToScan(plan: SparkPlan, predicate: Expression): SparkPlan = {
-    val column = predicate.references
-    def keeps(p: SparkPlan) = column.subsetOf(p.outputSet)
+  /**
+   * Pushes `column op bound` to the file scan that produces `column`, in a form the scan's
+   * statistics can only over-approximate ([[ScanBound]]). Rows skipped there never reach the
+   * operators above the scan, so it crosses only operators for which that is the same as
+   * dropping them at the join: ones that pass the column through unchanged, are deterministic,
+   * cannot fail ([[CannotFail]]; a failing row skipped at the scan would hide Spark's error)
+   * and compute each row on its own. A non-deterministic projection (rand, or
+   * monotonically_increasing_id, which numbers rows as they come) or a filter that may raise
+   * stops it.
+   */
+  private def pushToScan(plan: SparkPlan, column: Attribute, op: RangeOp, bound: Literal): SparkPlan = {
+    def passes(expressions: Seq[Expression]) =
+      plan.outputSet.contains(column) && expressions.forall(e => e.deterministic && CannotFail(e))
     plan match {
-      case _ if column.size != 1 || !keeps(plan) => plan
-      case p @ (_: WholeStageCodegenExec | _: InputAdapter | _: ColumnarToRowExec | _: FilterExec |
-                _: ProjectExec) =>
-        p.withNewChildren(p.children.map(pushToScan(_, predicate)))
-      case scan: FileSourceScanExec
-          if !scan.partitionFilters.exists(SubqueryExpression.hasSubquery) &&
-            column.forall(a => scan.requiredSchema.fieldNames.exists(_.equalsIgnoreCase(a.name)) &&
-              !scan.relation.partitionSchema.fieldNames.exists(_.equalsIgnoreCase(a.name))) =>
-        new PushedScan(scan, predicate)
+      case p @ (_: WholeStageCodegenExec | _: InputAdapter | _: ColumnarToRowExec)
+          if plan.outputSet.contains(column) =>
+        p.withNewChildren(p.children.map(pushToScan(_, column, op, bound)))
+      case p: FilterExec if passes(p.condition :: Nil) =>
+        p.withNewChildren(p.children.map(pushToScan(_, column, op, bound)))
+      case p: ProjectExec if passes(p.projectList) =>
+        p.withNewChildren(p.children.map(pushToScan(_, column, op, bound)))
+      case scan: FileSourceScanExec if isDataColumn(scan, column) =>
+        ScanBound(scan, column, op, bound).map(new PushedScan(scan, _)).getOrElse(scan)
       case other => other
     }
   }
+
+  private def isDataColumn(scan: FileSourceScanExec, column: Attribute): Boolean =
+    scan.output.exists(_.exprId == column.exprId) &&
+      !scan.partitionFilters.exists(SubqueryExpression.hasSubquery) &&
+      scan.requiredSchema.fieldNames.exists(_.equalsIgnoreCase(column.name)) &&
+      !scan.relation.partitionSchema.fieldNames.exists(_.equalsIgnoreCase(column.name))
 }
 
 /**

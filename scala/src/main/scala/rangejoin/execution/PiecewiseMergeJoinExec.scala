@@ -157,12 +157,14 @@ case class PiecewiseMergeJoinExec(
     filterDecides.filter(_ => buffer.isSorted) match {
       case None => joined(payload, streamed.execute())
       case Some(decides) =>
-        val bound = DynamicFilter.predicate(streamedOp, streamedKey, bufferedMode.key, buffer)
-        val predicate =
-          if (semantics.streamed == RowEmit.IfUnmatched) Not(Coalesce(Seq(bound, Literal.FalseLiteral)))
-          else bound
-        val filtered =
-          DynamicFilter(streamed, predicate, longMetric("numStreamedRowsSkipped")).execute()
+        val bound = DynamicFilter.bound(streamedOp, bufferedMode.key, buffer)
+        val exact = DynamicFilter.predicate(streamedOp, streamedKey, bound)
+        // An anti join keeps the rows the bound rejects: no bound for a scan to skip by.
+        val (predicate, scanBound) =
+          if (semantics.streamed == RowEmit.IfUnmatched) (Not(Coalesce(Seq(exact, Literal.FalseLiteral))), None)
+          else (exact, bound.map(streamedOp -> _))
+        val filtered = DynamicFilter(
+          streamed, predicate, streamedKey, scanBound, longMetric("numStreamedRowsSkipped")).execute()
         if (decides) counted(filtered) else joined(payload, filtered)
     }
   }

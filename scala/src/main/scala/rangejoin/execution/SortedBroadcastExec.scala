@@ -1,14 +1,17 @@
 package rangejoin.execution
 
+import java.util.UUID
+import java.util.concurrent.{ExecutionException, Future, TimeoutException, TimeUnit}
 import java.util.concurrent.TimeUnit.NANOSECONDS
 
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, UnsafeProjection}
 import org.apache.spark.sql.catalyst.plans.physical.{BroadcastPartitioning, Partitioning}
-import org.apache.spark.sql.execution.{SparkPlan, SQLExecution, UnaryExecNode}
+import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan, SQLExecution, UnaryExecNode}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
+import org.apache.spark.sql.execution.rangejoin.SparkInternals
 
 /**
  * Collects the buffered side on the driver, sorts it once by `key` into a [[SortedBuffer]] payload
@@ -40,37 +43,74 @@ case class SortedBroadcastExec(key: Expression, child: SparkPlan, extreme: Optio
     "sortTime" -> SQLMetrics.createTimingMetric(sparkContext, "time to sort"),
     "broadcastTime" -> SQLMetrics.createTimingMetric(sparkContext, "time to broadcast"))
 
-  // Built once per execution of this plan: every task of the join reads the same broadcast.
-  @transient private lazy val relation: Broadcast[BroadcastRows] = {
+  @transient private lazy val jobTag = s"rangejoin sorted broadcast (${UUID.randomUUID()})"
+
+  /**
+   * The broadcast, built once per execution of this plan (every task of the join reads it) on
+   * Spark's broadcast threads, as BroadcastExchangeExec builds its own: started when the plan is
+   * prepared, bounded by Spark's limits on a broadcast's rows and bytes, and cancelled after
+   * `spark.sql.broadcastTimeout` where Spark's would be, each failing with Spark's own error.
+   */
+  @transient private lazy val relationFuture: Future[Broadcast[BroadcastRows]] =
+    SQLExecution.withThreadLocalCaptured[Broadcast[BroadcastRows]](
+        session, SparkInternals.broadcastExecutionContext) {
+      sparkContext.addJobTag(jobTag)
+      sparkContext.setInterruptOnCancel(true)
+      try build() catch {
+        case oe: OutOfMemoryError =>
+          val tables = child.collect { case f: FileSourceScanExec => f.tableIdentifier }.flatten
+          throw SparkInternals.notEnoughMemoryToBroadcast(oe, tables)
+      }
+    }
+
+  private def build(): Broadcast[BroadcastRows] = {
     val start = System.nanoTime()
-    val rows = extreme match {
-      case None => child.executeCollect()
+    val (numRows, rows) = extreme match {
+      case None => SparkInternals.collectIterator(child)
       case Some(e) =>
         val (boundKey, schema) = (mode.key, child.schema)
         // One candidate per partition, made unsafe: the payload is serialized as UnsafeRows.
         val candidates = child.execute().mapPartitions { rows =>
           e.of(rows, boundKey).map(UnsafeProjection.create(schema)(_).copy()).iterator
         }.collect()
-        e.of(candidates.iterator, boundKey).toArray
+        val best = e.of(candidates.iterator, boundKey).toArray
+        (best.length.toLong, best.iterator)
     }
-    val collected = System.nanoTime()
-    val payload = mode.transform(rows)
+    val collected = BroadcastLimits.collect(numRows, rows, conf.maxBroadcastTableSizeInBytes)
+    val beforeSort = System.nanoTime()
+    val payload = mode.transform(collected.rows)
     val sorted = System.nanoTime()
     val broadcast = sparkContext.broadcast(new BroadcastRows(payload))
-    longMetric("numRows") += rows.length
-    longMetric("dataSize") += payload.map(_.asInstanceOf[UnsafeRow].getSizeInBytes.toLong).sum
-    longMetric("collectTime") += NANOSECONDS.toMillis(collected - start)
-    longMetric("sortTime") += NANOSECONDS.toMillis(sorted - collected)
+    longMetric("numRows") += numRows
+    longMetric("dataSize") += collected.bytes
+    longMetric("collectTime") += NANOSECONDS.toMillis(beforeSort - start)
+    longMetric("sortTime") += NANOSECONDS.toMillis(sorted - beforeSort)
     longMetric("broadcastTime") += NANOSECONDS.toMillis(System.nanoTime() - sorted)
     SQLMetrics.postDriverMetricUpdates(sparkContext,
       sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY), metrics.values.toSeq)
     broadcast
   }
 
+  override protected def doPrepare(): Unit = relationFuture
+
   override def simpleString(maxFields: Int): String =
     s"$nodeName ${extreme.map(e => s"$e($key)").getOrElse(key.toString)}"
 
-  override def doExecuteBroadcast[T](): Broadcast[T] = relation.asInstanceOf[Broadcast[T]]
+  override def doExecuteBroadcast[T](): Broadcast[T] = {
+    // Spark times out a broadcast only outside adaptive execution: its broadcast query stages
+    // wait as long as it takes. The stock plan this join replaces would be one or the other.
+    val timeout = if (conf.adaptiveExecutionEnabled) Long.MaxValue else conf.broadcastTimeout
+    try relationFuture.get(timeout, TimeUnit.SECONDS).asInstanceOf[Broadcast[T]] catch {
+      case e: TimeoutException =>
+        logError(s"Could not build the sorted broadcast in $timeout secs.", e)
+        if (!relationFuture.isDone) {
+          sparkContext.cancelJobsWithTag(jobTag)
+          relationFuture.cancel(true)
+        }
+        throw SparkInternals.broadcastTimeout(timeout, e)
+      case e: ExecutionException if e.getCause != null => throw e.getCause
+    }
+  }
 
   override protected def doExecute(): RDD[InternalRow] = throw new UnsupportedOperationException(
     s"$nodeName is read as a broadcast, by the PiecewiseMergeJoin above it")

@@ -4,6 +4,7 @@ import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 
 import rangejoin.execution.{KeyCodec, RangeOp}
+import rangejoin.expressions.CannotFail
 
 /**
  * A join condition split for a piecewise merge join: the conjunct `leftKey op rightKey` that
@@ -23,14 +24,21 @@ object RangeCondition extends PredicateHelper {
   /**
    * Splits `condition` on its first conjunct that compares an expression of one side with an
    * expression of the other (`<`, `<=`, `>`, `>=`, either way round) with keys rangejoin can sort:
-   * deterministic, of a supported type, without subqueries. A conjunct that is not the first may
-   * drive only with keys that cannot fail (see [[CannotFail]]). None when no conjunct qualifies.
+   * deterministic, of a supported type, without subqueries. None when no conjunct qualifies.
+   *
+   * Spark evaluates the conjuncts in order on every pair, each only where those before it held.
+   * A conjunct that is not the first may drive only if its keys and every conjunct before it
+   * cannot fail ([[CannotFail]]): the driver evaluates its keys on rows an earlier conjunct
+   * would have rejected, and the earlier conjuncts, now residual, only on the pairs it finds, so
+   * an error Spark raises on some other pair would otherwise be lost.
    */
   def split(condition: Expression, left: LogicalPlan, right: LogicalPlan): Option[RangeCondition] = {
     val conjuncts = splitConjunctivePredicates(condition)
     conjuncts.indices.iterator.flatMap { i =>
       asRange(conjuncts(i), left, right)
-        .filter { case (l, _, r, _) => i == 0 || (CannotFail(l) && CannotFail(r)) }
+        .filter { case (l, _, r, _) =>
+          i == 0 || (CannotFail(l) && CannotFail(r) && conjuncts.take(i).forall(CannotFail(_)))
+        }
         .map { case (l, op, r, leftFirst) =>
           RangeCondition(l, op, r, leftFirst, (conjuncts.take(i) ++ conjuncts.drop(i + 1)).reduceOption(And))
         }

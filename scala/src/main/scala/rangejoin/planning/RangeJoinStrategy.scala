@@ -12,6 +12,7 @@ import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
 import rangejoin.execution.{Extreme, JoinSemantics, PiecewiseMergeJoinExec}
+import rangejoin.expressions.CannotFail
 
 /**
  * Plans a join as a [[PiecewiseMergeJoinExec]] where Spark would compare every pair of rows: no

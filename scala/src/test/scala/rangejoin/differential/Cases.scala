@@ -72,12 +72,12 @@ object JoinForm {
  * read the left side only.
  */
 final case class Residual(name: String, sql: Option[String], first: Boolean = false,
-    leftOnly: Boolean = false, plainRange: Boolean = false)
+    leftOnly: Boolean = false)
 object Residual {
   val rotation: Seq[Residual] = Seq(
     Residual("none", None),
     Residual("arith", Some("(coalesce(l.v, 0) + coalesce(r.v, 0)) % 3 <> 0")),
-    Residual("second-range", Some("l.k2 <= r.k2"), plainRange = true),
+    Residual("second-range", Some("l.k2 <= r.k2")),
     Residual("none", None),
     Residual("left-only", Some("l.v > 1"), leftOnly = true),
     Residual("nulls", Some("(l.v IS NULL OR r.v IS NOT NULL)")),
@@ -125,8 +125,9 @@ final case class Case(
 
   /**
    * Whether rangejoin should take the join, when Spark would otherwise compare every pair. Keys
-   * that may fail drive only from the condition's first conjunct (see rangejoin's CannotFail);
-   * otherwise a later inequality over plain columns can drive.
+   * that may fail drive only from the condition's first conjunct (see rangejoin's CannotFail).
+   * A later range conjunct drives only if its keys and the conjuncts before it cannot fail: every
+   * residual written first here is a comparison, which cannot.
    */
   def rangeJoinExpected(ansi: Boolean): Boolean = {
     val residualFirst = residual.sql.isDefined &&
@@ -134,7 +135,7 @@ final case class Case(
     val rangeFirst = form.rangeMayComeFirst && !residualFirst
     val cartesianHinted = form == JoinForm.Inner && hint == Hint.ShuffleReplicateNL
     !cartesianHinted &&
-      (rangeFirst || (leftExpr.cannotFail(ansi) && rightExpr.cannotFail(ansi)) || residual.plainRange)
+      (rangeFirst || (leftExpr.cannotFail(ansi) && rightExpr.cannotFail(ansi) && keyType.coercionCannotFail))
   }
 
   override def toString: String =

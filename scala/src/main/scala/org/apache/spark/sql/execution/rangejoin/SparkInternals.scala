@@ -1,0 +1,36 @@
+package org.apache.spark.sql.execution.rangejoin
+
+import java.util.concurrent.TimeoutException
+
+import scala.concurrent.ExecutionContextExecutorService
+
+import org.apache.spark.sql.catalyst.{InternalRow, TableIdentifier}
+import org.apache.spark.sql.errors.QueryExecutionErrors
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.exchange.BroadcastExchangeExec
+
+/**
+ * The Spark internals rangejoin uses, in one place. Each is private to Spark's own packages,
+ * which is why this object lives in one; rangejoin's sorted broadcast uses them to behave, and
+ * fail, exactly as Spark's broadcast exchange does.
+ */
+object SparkInternals {
+
+  /** The thread pool Spark's broadcast exchanges run on (`spark.sql.broadcastExchange.maxThreadThreshold`). */
+  def broadcastExecutionContext: ExecutionContextExecutorService = BroadcastExchangeExec.executionContext
+
+  /** The plan's rows on the driver, counted before any is decoded (as a broadcast collects them). */
+  def collectIterator(plan: SparkPlan): (Long, Iterator[InternalRow]) = plan.executeCollectIterator()
+
+  def tooManyRowsToBroadcast(maxRows: Long, numRows: Long): Throwable =
+    QueryExecutionErrors.cannotBroadcastTableOverMaxTableRowsError(maxRows, numRows)
+
+  def tooManyBytesToBroadcast(maxBytes: Long, dataSize: Long): Throwable =
+    QueryExecutionErrors.cannotBroadcastTableOverMaxTableBytesError(maxBytes, dataSize)
+
+  def broadcastTimeout(timeoutSeconds: Long, e: TimeoutException): Throwable =
+    QueryExecutionErrors.executeBroadcastTimeoutError(timeoutSeconds, Some(e))
+
+  def notEnoughMemoryToBroadcast(e: OutOfMemoryError, tables: Seq[TableIdentifier]): Throwable =
+    QueryExecutionErrors.notEnoughMemoryToBuildAndBroadcastTableError(e, tables)
+}

@@ -1,0 +1,38 @@
+package rangejoin.execution
+
+import scala.collection.mutable.ArrayBuffer
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow
+import org.apache.spark.sql.execution.rangejoin.SparkInternals
+
+/**
+ * Spark's limits on what one broadcast may hold, applied to the sorted broadcast as
+ * BroadcastExchangeExec applies them to its own, with the same errors: a hint or a wrong size
+ * estimate then fails the query clearly instead of exhausting the driver's memory. The row count
+ * is known before any row is decoded; the bytes are counted as rows are decoded, so an oversized
+ * side fails as soon as it passes the limit.
+ */
+private[execution] object BroadcastLimits {
+
+  /** Spark's row limit for a broadcast that is not a hash relation. */
+  val MaxRows: Long = 512000000L
+
+  final case class Collected(rows: Array[InternalRow], bytes: Long)
+
+  /**
+   * The `numRows` rows of `rows` (UnsafeRows, copied), within the limits: at most `maxRows`
+   * rows, and `maxBytes` bytes (Spark's `spark.sql.maxBroadcastTableSize`).
+   */
+  def collect(numRows: Long, rows: Iterator[InternalRow], maxBytes: Long, maxRows: Long = MaxRows): Collected = {
+    if (numRows >= maxRows) throw SparkInternals.tooManyRowsToBroadcast(maxRows, numRows)
+    val out = new ArrayBuffer[InternalRow](numRows.toInt)
+    var bytes = 0L
+    rows.foreach { row =>
+      bytes += row.asInstanceOf[UnsafeRow].getSizeInBytes
+      if (bytes >= maxBytes) throw SparkInternals.tooManyBytesToBroadcast(maxBytes, bytes)
+      out += row.copy()
+    }
+    Collected(out.toArray, bytes)
+  }
+}
