@@ -19,8 +19,9 @@ import org.apache.spark.sql.types.{DataType, DoubleType, FloatType, NumericType}
  * raise is hidden and none it would not raise appears.
  *
  * What is on the list, and why:
- *  - columns, literals, and the boolean connectives and comparisons (a comparison of two values
- *    of one type never raises; the analyzer has already cast the operands to that type);
+ *  - columns, literals, the boolean connectives, comparisons (a comparison of two values of one
+ *    type never raises; the analyzer has already cast the operands to that type) and conditional
+ *    expressions (`IF`, `CASE`, `COALESCE`) over what cannot fail;
  *  - numeric casts: in ANSI mode only the widening ones Spark calls up-casts (an integer to a
  *    wider integer, a float or a wide enough decimal; a decimal to a wider decimal or a
  *    floating-point type); without ANSI every numeric-to-numeric cast, which wraps or gives NULL.
@@ -43,6 +44,9 @@ object CannotFail {
     case In(value, list) => apply(value) && list.forall(apply)
     case InSet(child, _) => apply(child)
     case Coalesce(children) => children.forall(apply)
+    case If(predicate, whenTrue, whenFalse) => apply(predicate) && apply(whenTrue) && apply(whenFalse)
+    case CaseWhen(branches, otherwise) =>
+      branches.forall { case (c, v) => apply(c) && apply(v) } && otherwise.forall(apply)
     case Cast(child, to, _, mode) => numericCast(child.dataType, to, mode) && apply(child)
     case Add(l, r, context) => arithmetic(e.dataType, context.evalMode) && apply(l) && apply(r)
     case Subtract(l, r, context) => arithmetic(e.dataType, context.evalMode) && apply(l) && apply(r)
