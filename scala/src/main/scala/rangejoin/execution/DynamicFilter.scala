@@ -18,7 +18,7 @@ import rangejoin.expressions.CannotFail
  *   WholeStageCodegen                 WholeStageCodegen
  *   +- Project                        +- Filter s < 1000        (in the generated loop)
  *      +- Scan t2           ==>          +- Project
- *                                           +- Scan t2, PushedFilters: s < 1000
+ *                                           +- Scan t2, PushedFilters: s <= 1000
  *                                                                  (Parquet/ORC row groups)
  * }}}
  * It is applied at run time to the streamed plan the join executes (its bound exists only then),
@@ -28,9 +28,10 @@ import rangejoin.expressions.CannotFail
  * than a trip through the join's iterator, and it is exact: it keeps what Spark's comparison
  * keeps. Where the key is a column of a Parquet or ORC scan reached only through operators that
  * see each row on its own and cannot fail, a widened form of it ([[ScanBound]]) is also pushed to
- * the scan, which skips row groups whose statistics exclude it. That scan is a copy of the planned one reporting to the planned one's
- * metrics, so the SQL UI shows what it read; the operators copied on the way to it (a whole-stage
- * codegen node, a projection) report to copies of their metrics, which the UI does not show.
+ * the scan, which skips row groups whose statistics exclude it. That scan is a copy of the
+ * planned one reporting to the planned one's metrics, so the SQL UI shows what it read; the
+ * operators copied on the way to it (a whole-stage codegen node, a projection) report to copies
+ * of their metrics, which the UI does not show.
  */
 object DynamicFilter {
 

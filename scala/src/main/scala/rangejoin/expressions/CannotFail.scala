@@ -1,7 +1,7 @@
 package rangejoin.expressions
 
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.types.{DataType, DoubleType, FloatType, NumericType}
+import org.apache.spark.sql.types.{ByteType, DataType, DoubleType, FloatType, IntegerType, LongType, NumericType, ShortType}
 
 /**
  * Whether an expression can never raise an error, whatever row it is evaluated on and whatever
@@ -28,7 +28,9 @@ import org.apache.spark.sql.types.{DataType, DoubleType, FloatType, NumericType}
  *    Not date to timestamp: it is an up-cast, but multiplies days into microseconds with
  *    `multiplyExact` and overflows past year 294247 in either mode;
  *  - `+`, `-`, `*` on floating point (never raises) and, without ANSI, on integers (wrap) and
- *    decimals (NULL on overflow). Date, timestamp and interval arithmetic always checks overflow.
+ *    decimals (NULL on overflow). Date, timestamp and interval arithmetic always checks overflow;
+ *  - an integer's remainder by a non-zero literal (`id % 3`): a remainder never overflows, and
+ *    only a zero divisor raises.
  */
 object CannotFail {
 
@@ -51,6 +53,8 @@ object CannotFail {
     case Add(l, r, context) => arithmetic(e.dataType, context.evalMode) && apply(l) && apply(r)
     case Subtract(l, r, context) => arithmetic(e.dataType, context.evalMode) && apply(l) && apply(r)
     case Multiply(l, r, context) => arithmetic(e.dataType, context.evalMode) && apply(l) && apply(r)
+    case Remainder(l, Literal(divisor, ByteType | ShortType | IntegerType | LongType), _) =>
+      divisor != null && divisor.asInstanceOf[Number].longValue != 0 && apply(l)
     case _ => false
   }
 

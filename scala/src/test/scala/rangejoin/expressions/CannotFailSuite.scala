@@ -71,6 +71,14 @@ class CannotFailSuite extends AnyFunSuite {
     if e.checkInputDataTypes().isSuccess
   } yield e
 
+  private def remainders: Seq[Expression] = for {
+    t <- types
+    mode <- modes
+    divisor <- Seq(-1L, 3L, 0L)
+    e = Remainder(column(t, 0), Cast(Literal(divisor), t), mode)
+    if e.checkInputDataTypes().isSuccess
+  } yield e.withNewChildren(Seq(e.children.head, Literal.create(e.children(1).eval(), t)))
+
   private def rows(e: Expression): Seq[InternalRow] = {
     val inputs = e.collect { case b: BoundReference => b }.sortBy(_.ordinal).map(b => values.toMap.apply(b.dataType))
     inputs.foldLeft(Seq(Seq.empty[Any])) { (acc, vs) => for (a <- acc; v <- vs) yield a :+ v }
@@ -78,7 +86,7 @@ class CannotFailSuite extends AnyFunSuite {
   }
 
   test("no cast or arithmetic it accepts raises, on any type's extreme values, in any mode") {
-    val accepted = (casts ++ arithmetic).filter(CannotFail(_))
+    val accepted = (casts ++ arithmetic ++ remainders).filter(CannotFail(_))
     val failures = for {
       e <- accepted
       row <- rows(e)
@@ -103,6 +111,7 @@ class CannotFailSuite extends AnyFunSuite {
       Add(column(DayTimeIntervalType(), 0), column(DayTimeIntervalType(), 1), EvalMode.LEGACY),
       Divide(column(DoubleType, 0), column(DoubleType, 1), EvalMode.LEGACY),
       Remainder(column(IntegerType, 0), column(IntegerType, 1), EvalMode.LEGACY),
+      Remainder(column(IntegerType, 0), Literal(0), EvalMode.ANSI),
       UnaryMinus(column(IntegerType, 0), failOnError = true))
     refused.foreach(e => assert(!CannotFail(e), e))
     // Each refusal is a real risk: some of them do raise on the values above.
