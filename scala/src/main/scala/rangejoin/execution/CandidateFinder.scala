@@ -3,22 +3,53 @@ package rangejoin.execution
 import org.apache.spark.sql.catalyst.InternalRow
 
 /**
- * Finds, for one streamed row, the buffered rows that may satisfy the join condition: a run
- * [from, until) of buffered row positions. Its contract with [[StreamedJoinIterator]]: every
- * buffered row that satisfies the condition with the streamed row lies in the run, and every row
- * in the run satisfies it once the finder's residual (if any) also holds.
+ * Finds, for one streamed row, the buffered rows that may satisfy the join condition, by their
+ * positions in the buffer: `find` once per streamed row, then `next()` until it returns -1. Its
+ * contract with [[StreamedJoinIterator]]: every buffered row that satisfies the condition with the
+ * streamed row is found, once, and every row found satisfies it once the residual (if any) holds.
  *
- * Runs of one join all touch the same end of the buffered rows (see [[SortedKeys]]), so the
- * union of any of them is a single interval: [[Matches]] relies on that.
+ * Where the candidates are one run of positions [runFrom, runUntil) (`isRun`), the driver may
+ * use the run as a whole: to decide a row, or mark every candidate, in O(1).
  */
-trait CandidateFinder {
+abstract class CandidateFinder {
 
-  /** Positions the run for `streamed`. */
+  /** Positions the search for `streamed`. */
   def find(streamed: InternalRow): Unit
 
-  def from: Int
+  /** The next candidate's position, or -1 when there is none. */
+  def next(): Int
 
-  def until: Int
+  /** Whether the last `find`'s candidates are the run [runFrom, runUntil). */
+  def isRun: Boolean
+
+  def runFrom: Int
+
+  def runUntil: Int
+}
+
+/** A finder whose candidates are always one run: `next()` walks it. */
+abstract class RunFinder extends CandidateFinder {
+  protected var start = 0
+  protected var end = 0
+  private[this] var pos = 0
+
+  /** Sets the run for `streamed` into `start` and `end`. */
+  protected def locate(streamed: InternalRow): Unit
+
+  final override def find(streamed: InternalRow): Unit = {
+    locate(streamed)
+    pos = start
+  }
+
+  final override def next(): Int =
+    if (pos < end) {
+      pos += 1
+      pos - 1
+    } else -1
+
+  final override def isRun: Boolean = true
+  final override def runFrom: Int = start
+  final override def runUntil: Int = end
 }
 
 /**
@@ -35,14 +66,12 @@ final class SortedRunFinder(
     op: RangeOp,
     streamedKey: InternalRow => InternalRow,
     keyOrdinal: Int,
-    probe: Boolean) extends CandidateFinder {
+    probe: Boolean) extends RunFinder {
 
   private[this] val runIsSuffix = op == RangeOp.Lt || op == RangeOp.Le
   private[this] val boundaryIncludesEqual = op == RangeOp.Le || op == RangeOp.Gt
-  private[this] var start = 0
-  private[this] var end = 0
 
-  override def find(streamed: InternalRow): Unit = {
+  override protected def locate(streamed: InternalRow): Unit = {
     if (probe && keys.load(streamedKey(streamed), keyOrdinal)) {
       val boundary = keys.boundary(boundaryIncludesEqual)
       if (runIsSuffix) {
@@ -58,14 +87,16 @@ final class SortedRunFinder(
     }
   }
 
-  override def from: Int = start
+  /** The run's first position: what the old contiguous-run contract called `from`. */
+  def from: Int = start
 
-  override def until: Int = end
+  def until: Int = end
 }
 
 /** Every buffered row is a candidate: the nested-loop finder, for an unsorted buffer. */
-final class EveryRowFinder(numRows: Int) extends CandidateFinder {
-  override def find(streamed: InternalRow): Unit = ()
-  override def from: Int = 0
-  override def until: Int = numRows
+final class EveryRowFinder(numRows: Int) extends RunFinder {
+  override protected def locate(streamed: InternalRow): Unit = {
+    start = 0
+    end = numRows
+  }
 }

@@ -11,8 +11,8 @@ import org.apache.spark.sql.catalyst.InternalRow
  * beyond that, and nothing of plans.
  * {{{
  *   for each streamed row s:
- *     [from, until) = finder.find(s)
- *     for b in buffered[from, until):
+ *     finder.find(s)
+ *     for b in finder's candidates (one run, or any positions an index finds):
  *       if residual(s, b): matched = true; mark b; emit pair (s, b) if pairs are output
  *     emit s alone as `streamedEmit` says, given matched
  * }}}
@@ -47,10 +47,8 @@ final class StreamedJoinIterator(
   private[this] val passes = residual.orNull
   private[this] val matches = marks.orNull
 
-  private[this] var current: InternalRow = _ // the streamed row whose run is being scanned
-  private[this] var runStart = 0
-  private[this] var pos = 0
-  private[this] var end = 0
+  private[this] var current: InternalRow = _ // the streamed row whose candidates are being scanned
+  private[this] var scanning = false // whether the current row's candidates remain to be scanned
   private[this] var matched = false
   private[this] var pending: InternalRow = _ // the next output row, once found
 
@@ -70,7 +68,7 @@ final class StreamedJoinIterator(
         if (!streamed.hasNext) return false
         start(streamed.next())
       }
-      if (scanRun()) return true
+      if (scanCandidates()) return true
       pending = out.alone(current, streamedIsLeft, streamedEmit, matched)
       current = null
       if (pending != null) return true
@@ -81,33 +79,49 @@ final class StreamedJoinIterator(
   private def start(row: InternalRow): Unit = {
     current = row
     finder.find(row)
-    runStart = finder.from
-    pos = runStart
-    end = finder.until
     matched = false
-    if (passes == null) {
+    scanning = true
+    if (passes == null && !emitPairs) {
       // Every candidate passes: the row's fate and its marks are known without a scan.
-      matched = pos < end
-      if (matches != null) matches.markRun(pos, end)
-      if (!emitPairs) pos = end
+      if (finder.isRun) {
+        matched = finder.runFrom < finder.runUntil
+        if (matches != null) matches.markRun(finder.runFrom, finder.runUntil)
+      } else if (matches == null) {
+        matched = finder.next() >= 0
+      } else {
+        var i = finder.next()
+        while (i >= 0) {
+          matches.mark(i)
+          matched = true
+          i = finder.next()
+        }
+      }
+      scanning = false
+    } else if (passes == null && finder.isRun && matches != null) {
+      matches.markRun(finder.runFrom, finder.runUntil)
     }
   }
 
-  /** Scans the current run up to the next output pair; true when one is pending. */
-  private def scanRun(): Boolean = {
-    while (pos < end) {
-      val i = pos
-      pos += 1
+  /** Scans the current row's candidates up to the next output pair; true when one is pending. */
+  private def scanCandidates(): Boolean = {
+    if (!scanning) return false
+    var i = finder.next()
+    while (i >= 0) {
       if (!(markOnly && matches.isMarked(i)) && pairPasses(i)) {
         matched = true
-        if (matches != null && passes != null) matches.mark(i)
+        if (matches != null && (passes != null || !finder.isRun)) matches.mark(i)
         if (emitPairs) {
           pending = out.pair()
           return true
         }
-        if (firstPassDecides) pos = end
+        if (firstPassDecides) {
+          scanning = false
+          return false
+        }
       }
+      i = finder.next()
     }
+    scanning = false
     false
   }
 
@@ -123,9 +137,15 @@ final class StreamedJoinIterator(
     }
   }
 
-  /** Replays the current run in stock Spark's order; an error raised on the way is Spark's too. */
+  /**
+   * Replays the current row's candidates in stock Spark's order; an error raised on the way is
+   * Spark's too. The search is run again, so the candidates scanned so far are lost: this is
+   * called only where the first passing pair decides the row.
+   */
   private def passesInSparkOrder(error: Throwable): Boolean = {
-    val inSparkOrder = (runStart until end).sortBy(buffered.origin)
+    finder.find(current)
+    val candidates = Iterator.continually(finder.next()).takeWhile(_ >= 0).toArray
+    val inSparkOrder = candidates.sortBy(buffered.origin)
     if (inSparkOrder.exists(c => passes(out.arrange(current, buffered.row(c))))) true
     else throw error // unreachable for a deterministic residual
   }
