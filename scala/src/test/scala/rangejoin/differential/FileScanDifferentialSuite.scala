@@ -110,10 +110,10 @@ class FileScanDifferentialSuite extends RangeJoinQueries {
    */
   private def mismatch(
       query: String,
-      conf: Seq[(String, String)] = Nil,
-      expectedConf: Seq[(String, String)] = reference,
-      mustPlan: Boolean = true,
-      mayRaise: Boolean = false): Option[String] = {
+      conf: Seq[(String, String)],
+      expectedConf: Seq[(String, String)],
+      mustPlan: Boolean,
+      mayRaise: Boolean): Option[String] = {
     val (expected, _) = run(query, expectedConf)
     val (actual, df) = run(query, rangejoinOn ++ conf)
     val planned = df.exists(d => Try(rangeJoins(d).nonEmpty).getOrElse(false))
