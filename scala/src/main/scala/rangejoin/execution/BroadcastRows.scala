@@ -10,7 +10,7 @@ import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.unsafe.Platform
 
 /**
- * The sorted broadcast's rows ([[SortedBuffer]]'s payload, all UnsafeRows) as they travel. Left
+ * The sorted broadcast's rows (in a [[SortedBuffer]], all UnsafeRows) as they travel. Left
  * to Spark's serializers, an array of rows is written object by object, each with its own
  * header and back-reference entry: about 1.4 s for a million rows. Here they are written as one
  * stream of (field count, size, bytes) records, and read back into rows over one byte array.

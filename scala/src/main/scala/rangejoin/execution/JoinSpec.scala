@@ -36,10 +36,9 @@ final case class JoinSpec(
    */
   def streamedPass(
       rows: Iterator[InternalRow],
-      payload: Array[InternalRow],
+      buffer: SortedBuffer,
       partitionIndex: Int,
       marks: Option[Matches]): Iterator[InternalRow] = {
-    val buffer = new SortedBuffer(payload)
     val (finder, filter) = if (buffer.isSorted) {
       val keys = KeyCodec(streamedKey.dataType).sortedKeys(buffer.storedKeys)
       // A key that is a column is read in place; any other is projected first.
@@ -73,11 +72,10 @@ final case class JoinSpec(
    * the merged marks of every streamed partition.
    */
   def bufferedPass(
-      payload: Array[InternalRow],
+      buffer: SortedBuffer,
       from: Int,
       until: Int,
       matches: Matches): Iterator[InternalRow] = {
-    val buffer = new SortedBuffer(payload)
     val out = newOutput()
     val bufferedIsLeft = !streamedIsLeft
     (from until math.min(until, buffer.numRows)).iterator

@@ -151,8 +151,8 @@ case class PiecewiseMergeJoinExec(
     streamedIsLeft = streamedIsLeft)
 
   protected override def doExecute(): RDD[InternalRow] = {
-    val payload = buffered.executeBroadcast[BroadcastRows]()
-    val buffer = new SortedBuffer(payload.value.rows)
+    val payload = buffered.executeBroadcast[SortedBuffer]()
+    val buffer = payload.value
     // The filter's bound is the buffered side's extreme key, known once the buffer is sorted.
     filterDecides.filter(_ => buffer.isSorted) match {
       case None => joined(payload, streamed.execute())
@@ -171,20 +171,20 @@ case class PiecewiseMergeJoinExec(
 
   /** The join loop over each streamed partition, and the buffered rows' own output if any. */
   private def joined(
-      payload: Broadcast[BroadcastRows],
+      payload: Broadcast[SortedBuffer],
       streamedRows: RDD[InternalRow]): RDD[InternalRow] = {
     val spec = joinSpec
 
     val streamedOutput = if (semantics.streamedPassEmits) {
       Some(streamedRows.mapPartitionsWithIndex { (index, rows) =>
-        spec.streamedPass(rows, payload.value.rows, index, marks = None)
+        spec.streamedPass(rows, payload.value, index, marks = None)
       })
     } else None
 
     val bufferedOutput = if (semantics.needsBufferedMatches) {
       val matches = streamedRows.mapPartitionsWithIndex { (index, rows) =>
         val marks = new Matches
-        spec.streamedPass(rows, payload.value.rows, index, Some(marks)).foreach(_ => ())
+        spec.streamedPass(rows, payload.value, index, Some(marks)).foreach(_ => ())
         Iterator.single(marks)
       }.treeAggregate(new Matches)((a, b) => a.merge(b), (a, b) => a.merge(b))
       Some(emitBuffered(spec, payload, matches))
@@ -207,14 +207,14 @@ case class PiecewiseMergeJoinExec(
   /** The buffered rows' own output, in slices of the buffer read from the broadcast. */
   private def emitBuffered(
       spec: JoinSpec,
-      payload: Broadcast[BroadcastRows],
+      payload: Broadcast[SortedBuffer],
       matches: Matches): RDD[InternalRow] = {
-    val numRows = payload.value.rows.length - 1
+    val numRows = payload.value.numRows
     val slices = math.max(1, math.min(sparkContext.defaultParallelism,
       (numRows + PiecewiseMergeJoinExec.RowsPerBufferedSlice - 1) / PiecewiseMergeJoinExec.RowsPerBufferedSlice))
     val bounds = (0 to slices).map(i => (numRows.toLong * i / slices).toInt)
     sparkContext.parallelize(bounds.zip(bounds.tail), slices).mapPartitions { ranges =>
-      ranges.flatMap { case (from, until) => spec.bufferedPass(payload.value.rows, from, until, matches) }
+      ranges.flatMap { case (from, until) => spec.bufferedPass(payload.value, from, until, matches) }
     }
   }
 

@@ -51,8 +51,8 @@ case class SortedBroadcastExec(key: Expression, child: SparkPlan, extreme: Optio
    * prepared, bounded by Spark's limits on a broadcast's rows and bytes, and cancelled after
    * `spark.sql.broadcastTimeout` where Spark's would be, each failing with Spark's own error.
    */
-  @transient private lazy val relationFuture: Future[Broadcast[BroadcastRows]] =
-    SQLExecution.withThreadLocalCaptured[Broadcast[BroadcastRows]](
+  @transient private lazy val relationFuture: Future[Broadcast[SortedBuffer]] =
+    SQLExecution.withThreadLocalCaptured[Broadcast[SortedBuffer]](
         session, SparkInternals.broadcastExecutionContext) {
       sparkContext.addJobTag(jobTag)
       sparkContext.setInterruptOnCancel(true)
@@ -63,7 +63,7 @@ case class SortedBroadcastExec(key: Expression, child: SparkPlan, extreme: Optio
       }
     }
 
-  private def build(): Broadcast[BroadcastRows] = {
+  private def build(): Broadcast[SortedBuffer] = {
     val start = System.nanoTime()
     val (numRows, rows) = extreme match {
       case None => SparkInternals.collectIterator(child)
@@ -80,7 +80,7 @@ case class SortedBroadcastExec(key: Expression, child: SparkPlan, extreme: Optio
     val beforeSort = System.nanoTime()
     val payload = mode.transform(collected.rows)
     val sorted = System.nanoTime()
-    val broadcast = sparkContext.broadcast(new BroadcastRows(payload))
+    val broadcast = sparkContext.broadcast(payload)
     longMetric("numRows") += numRows
     longMetric("dataSize") += collected.bytes
     longMetric("collectTime") += NANOSECONDS.toMillis(beforeSort - start)

@@ -16,10 +16,9 @@ import org.apache.spark.sql.catalyst.plans.physical.BroadcastMode
 final case class SortedBroadcastMode(key: Expression, extreme: Option[Extreme] = None)
   extends BroadcastMode {
 
-  override def transform(rows: Array[InternalRow]): Array[InternalRow] =
-    SortedBuffer.build(rows, key)
+  override def transform(rows: Array[InternalRow]): SortedBuffer = SortedBuffer.build(rows, key)
 
-  override def transform(rows: Iterator[InternalRow], sizeHint: Option[Long]): Array[InternalRow] =
+  override def transform(rows: Iterator[InternalRow], sizeHint: Option[Long]): SortedBuffer =
     transform(rows.toArray)
 
   override def canonicalized: BroadcastMode = copy(key = key.canonicalized)

@@ -3,53 +3,48 @@ package rangejoin.execution
 import scala.util.control.NonFatal
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Expression, GenericInternalRow, UnsafeArrayData, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{Expression, UnsafeProjection}
 import org.apache.spark.sql.catalyst.util.ArrayData
-import org.apache.spark.sql.types.{ArrayType, BooleanType, DataType, IntegerType}
 
 /**
- * The buffered side as it is broadcast. BroadcastExchangeExec ships an array of UnsafeRows and
- * nothing else, so the index travels as one extra row at the end:
+ * The buffered side as it is broadcast: its rows in key order and the sorted keys the search runs
+ * on, built once on the driver ([[SortedBuffer.build]]) and read in place by every task.
  * {{{
  *   rows(0 until keyed)    rows whose key is not NULL, ascending by key
  *   rows(keyed until n)    rows whose key is NULL: they match nothing, outer joins still emit them
- *   rows(n)                trailer: (keys: the `keyed` sorted keys in KeyCodec's stored form,
- *                                    sorted: boolean,
- *                                    origins: each row's position before sorting)
+ *   keys                   the `keyed` sorted keys, in KeyCodec's stored form
+ *   origins                each row's position before sorting (stock Spark's broadcast order)
  * }}}
- * The driver sorts once per broadcast ([[SortedBuffer.build]]); tasks read rows and keys in place,
- * with no per-task copy or sort.
+ * The rows travel as one byte stream ([[BroadcastRows]]); the rest is Java- or Kryo-serialized.
  *
  * If the key expression raises an error on some row (an ANSI overflow, say), the rows keep their
- * original order and `sorted` is false. The join then evaluates its whole condition pair by pair,
- * as BroadcastNestedLoopJoin does, so the error surfaces exactly when stock Spark would raise it
- * (and not, for example, when the other side is empty).
+ * original order and `isSorted` is false. The join then evaluates its whole condition pair by
+ * pair, as BroadcastNestedLoopJoin does, so the error surfaces exactly when stock Spark would
+ * raise it (and not, for example, when the other side is empty).
  */
-final class SortedBuffer(payload: Array[InternalRow]) {
+final class SortedBuffer private (
+    payload: BroadcastRows,
+    val isSorted: Boolean,
+    keys: ArrayData,
+    origins: Array[Int]) extends Serializable {
 
-  /** Buffered rows, not counting the trailer. */
-  val numRows: Int = payload.length - 1
+  private def rows: Array[InternalRow] = payload.rows
 
-  private val trailer = payload(numRows)
+  def numRows: Int = rows.length
 
-  /** False when a key failed to evaluate; see the class comment. */
-  val isSorted: Boolean = trailer.getBoolean(1)
-
-  def row(i: Int): InternalRow = payload(i)
-
-  private val origins = trailer.getArray(2)
+  def row(i: Int): InternalRow = rows(i)
 
   /** Where row i was before sorting: its position in stock Spark's broadcast. */
-  def origin(i: Int): Int = if (isSorted) origins.getInt(i) else i
+  def origin(i: Int): Int = if (isSorted) origins(i) else i
 
   /** The sorted non-NULL keys; their count is the number of rows with a key. */
-  def storedKeys: ArrayData = trailer.getArray(0)
+  def storedKeys: ArrayData = keys
 }
 
 object SortedBuffer {
 
-  /** Sorts `rows` by `key` (bound to the rows) into the broadcast payload described above. */
-  def build(rows: Array[InternalRow], key: Expression): Array[InternalRow] = {
+  /** Sorts `rows` (UnsafeRows) by `key` (bound to the rows) into the payload described above. */
+  def build(rows: Array[InternalRow], key: Expression): SortedBuffer = {
     val codec = KeyCodec(key.dataType)
     val keys = codec.newColumn(rows.length)
     val evaluated = try {
@@ -64,22 +59,11 @@ object SortedBuffer {
       case NonFatal(_) => false // raised again, where Spark would raise it, by the pairwise join
     }
     if (!evaluated) {
-      return rows :+ trailer(codec.storedType, codec.newColumn(0).stored(Array()), false, Array())
+      return new SortedBuffer(new BroadcastRows(rows), false, codec.newColumn(0).stored(Array()), Array())
     }
     val (keyed, nullKeyed) = rows.indices.toArray.partition(i => !keys.isNull(i))
     IndexSort.sort(keyed, keys)
     val order = keyed ++ nullKeyed
-    order.map(rows) :+ trailer(codec.storedType, keys.stored(keyed), true, order)
-  }
-
-  private def trailer(
-      storedType: DataType,
-      keys: ArrayData,
-      sorted: Boolean,
-      origins: Array[Int]): InternalRow = {
-    val toUnsafe = UnsafeProjection.create(
-      Array[DataType](ArrayType(storedType, false), BooleanType, ArrayType(IntegerType, false)))
-    toUnsafe(new GenericInternalRow(
-      Array[Any](keys, sorted, UnsafeArrayData.fromPrimitiveArray(origins)))).copy()
+    new SortedBuffer(new BroadcastRows(order.map(rows)), true, keys.stored(keyed), order)
   }
 }

@@ -119,12 +119,12 @@ object JoinHarness {
       streamedIsLeft = streamedIsLeft)
 
     /** The broadcast payload of the buffered rows; with `keyFails`, the key raises on any row. */
-    def payload(buffered: Seq[InternalRow]): Array[InternalRow] = {
+    def payload(buffered: Seq[InternalRow]): SortedBuffer = {
       val key =
         if (keyFails) Cast(Literal(UTF8String.fromString("not a number"), StringType), IntegerType, None, EvalMode.ANSI)
         else BindReferences.bindReference[Expression](if (streamedIsLeft) rk else lk, if (streamedIsLeft) right else left)
       val built = SortedBuffer.build(buffered.toArray, key)
-      assert(new SortedBuffer(built).isSorted == (!keyFails || buffered.isEmpty))
+      assert(built.isSorted == (!keyFails || buffered.isEmpty))
       built
     }
 
@@ -149,7 +149,7 @@ object JoinHarness {
             javaRoundTrip(marks)
           }
           val merged = perPartition.foldLeft(new Matches)(_.merge(_))
-          val numRows = shipped.length - 1
+          val numRows = shipped.numRows
           // Two slices, as emitBuffered cuts the buffer, and one past the end.
           Seq((0, numRows / 2), (numRows / 2, numRows), (numRows, numRows + 5)).flatMap { case (from, until) =>
             spec.bufferedPass(shipped, from, until, merged).map(scalaValues(output)).toList

@@ -24,7 +24,7 @@ class SortedBufferSuite extends AnyFunSuite {
     unsafeRows(Seq(dataType, IntegerType), keys.zipWithIndex.map { case (k, id) => Seq(k, id) }).toArray
 
   private def assertUnsorted(rows: Array[InternalRow], key: Expression, context: String): Unit = {
-    val buffer = new SortedBuffer(SortedBuffer.build(rows, key))
+    val buffer = SortedBuffer.build(rows, key)
     assert(!buffer.isSorted, s"$context: a key failed, yet the buffer claims to be sorted")
     assert(buffer.numRows == rows.length, context)
     for (i <- rows.indices) {
@@ -51,7 +51,7 @@ class SortedBufferSuite extends AnyFunSuite {
     test(s"a key that fails leaves the rows unsorted, in order: $failure at row $position of $n") {
       assertUnsorted(rowsOf(dataType, descendingWithAt(n, position, bad, fine)), key, failure)
       // Control: without the bad row the same key evaluates, so the failure above is that row's.
-      val control = new SortedBuffer(SortedBuffer.build(rowsOf(dataType, (0 until n).map(i => fine(n - i))), key))
+      val control = SortedBuffer.build(rowsOf(dataType, (0 until n).map(i => fine(n - i))), key)
       assert(control.isSorted && control.storedKeys.numElements() == n, s"$failure: control")
     }
   }
@@ -65,7 +65,7 @@ class SortedBufferSuite extends AnyFunSuite {
     val rnd = new Random(7)
     val keys = Seq.fill(50)(if (rnd.nextInt(5) == 0) null else rnd.nextInt(20) - 10)
     val rows = rowsOf(IntegerType, keys)
-    val buffer = new SortedBuffer(SortedBuffer.build(rows, UnaryMinus(col)))
+    val buffer = SortedBuffer.build(rows, UnaryMinus(col))
     assert(buffer.isSorted)
     val sortedKeys = (0 until buffer.numRows).map(i => valueAt(buffer.row(i), 0, IntegerType))
     val nonNull = keys.filter(_ != null).map(_.asInstanceOf[Int])
@@ -74,13 +74,13 @@ class SortedBufferSuite extends AnyFunSuite {
   }
 
   test("an empty input is a sorted buffer with no rows and no keys") {
-    val buffer = new SortedBuffer(SortedBuffer.build(Array.empty[InternalRow], col))
+    val buffer = SortedBuffer.build(Array.empty[InternalRow], col)
     assert(buffer.isSorted && buffer.numRows == 0 && buffer.storedKeys.numElements() == 0)
   }
 
   test("all-NULL keys: every row is kept, none is keyed") {
     val rows = rowsOf(IntegerType, Seq(null, null, null))
-    val buffer = new SortedBuffer(SortedBuffer.build(rows, col))
+    val buffer = SortedBuffer.build(rows, col)
     assert(buffer.isSorted && buffer.numRows == 3 && buffer.storedKeys.numElements() == 0)
     assert((0 until 3).map(i => buffer.row(i).getInt(1)).sorted == Seq(0, 1, 2))
   }

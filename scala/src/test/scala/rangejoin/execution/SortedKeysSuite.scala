@@ -43,7 +43,7 @@ class SortedKeysSuite extends AnyFunSuite {
   test("a NULL probe matches nothing, even where every key would") {
     val keys = Seq[Any](1, 2, null, 3)
     val rows = unsafeRows(Seq(IntegerType, IntegerType), keys.zipWithIndex.map { case (k, id) => Seq(k, id) })
-    val buffer = new SortedBuffer(SortedBuffer.build(rows.toArray[InternalRow], BoundReference(0, IntegerType, nullable = true)))
+    val buffer = SortedBuffer.build(rows.toArray[InternalRow], BoundReference(0, IntegerType, nullable = true))
     for (op <- RangeOp.all) {
       val finder = finderFor(buffer, IntegerType, op)
       finder.find(new GenericInternalRow(Array[Any](null)))
@@ -64,8 +64,7 @@ class SortedKeysSuite extends AnyFunSuite {
     rnd.shuffle(keys.filter(_ != null)).take(20) ++ keyCase.edges ++ keyCase.outside ++
       Seq.fill(10)(keyCase.draw(rnd)) :+ null
 
-  private def checkLayout(rows: Seq[InternalRow], payload: Array[InternalRow], dataType: DataType, context: String): Unit = {
-    val buffer = new SortedBuffer(payload)
+  private def checkLayout(rows: Seq[InternalRow], buffer: SortedBuffer, dataType: DataType, context: String): Unit = {
     assert(buffer.isSorted, context)
     assert(buffer.numRows == rows.length, context)
     val ids = (0 until buffer.numRows).map(i => buffer.row(i).getInt(1))
@@ -84,8 +83,7 @@ class SortedKeysSuite extends AnyFunSuite {
     }
   }
 
-  private def checkRuns(payload: Array[InternalRow], dataType: DataType, probes: Seq[Any], context: String): Unit = {
-    val buffer = new SortedBuffer(payload)
+  private def checkRuns(buffer: SortedBuffer, dataType: DataType, probes: Seq[Any], context: String): Unit = {
     val bufferedKeys = (0 until buffer.numRows).map(i => valueAt(buffer.row(i), 0, dataType))
     val keyed = buffer.storedKeys.numElements()
     for (op <- RangeOp.all) {
