@@ -1,6 +1,7 @@
 package rangejoin.execution
 
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.SpecializedGetters
 
 /**
  * Finds, for one streamed row, the buffered rows that may satisfy the join condition, by their
@@ -99,4 +100,78 @@ final class EveryRowFinder(numRows: Int) extends RunFinder {
     start = 0
     end = numRows
   }
+}
+
+/**
+ * A band on one buffered key (`b.t >= s.lo AND b.t < s.hi`): the run between two binary searches
+ * of the sorted keys. `lowerOp` reads `streamed op buffered` and bounds the buffered key from below
+ * (Lt, Le), `upperOp` from above (Gt, Ge); `probes(row)` holds the lower bound's streamed key in
+ * field 0 and the upper bound's in field 1. Two searches over one set of keys, each with its own
+ * probe. `probe` is as for [[SortedRunFinder]].
+ */
+final class BandRunFinder(
+    lowerKeys: SortedKeys,
+    lowerOp: RangeOp,
+    upperKeys: SortedKeys,
+    upperOp: RangeOp,
+    probes: InternalRow => InternalRow,
+    probe: Boolean) extends RunFinder {
+
+  override protected def locate(streamed: InternalRow): Unit = {
+    start = 0
+    end = 0
+    if (probe) {
+      val p = probes(streamed)
+      if (lowerKeys.load(p, 0) && upperKeys.load(p, 1)) {
+        start = lowerKeys.boundary(lowerOp == RangeOp.Le)
+        end = math.max(start, upperKeys.boundary(upperOp == RangeOp.Gt))
+      }
+    }
+  }
+}
+
+/**
+ * A band on two buffered keys (`s.x >= b.lo AND s.x < b.hi`, overlapping intervals): the buffer is
+ * sorted by the key bounded from above and keeps the other key, bounded from below, in an
+ * [[IntervalTree]]. The rows before the upper bound's boundary whose other key passes the lower
+ * bound are every match, found in O(log n + k):
+ * {{{
+ *   s.x = 7, condition b.lo <= s.x AND b.hi > s.x
+ *   sorted by lo:    lo  1   2   4   6   8   9
+ *                    hi  3  12   5   9  10  11
+ *   lo <= 7: prefix  [1   2   4   6]           one binary search
+ *   hi > 7 in it:        2       6             the tree skips subtrees whose largest hi <= 7
+ * }}}
+ * `upperOp` (Gt, Ge) reads `streamed op sorted key`, `lowerOp` (Lt, Le) `streamed op tree key`;
+ * `probes(row)` holds the lower bound's streamed key in field 0 (read as a long with
+ * `encodeLower`) and the upper bound's in field 1.
+ */
+final class IntervalFinder(
+    upperKeys: SortedKeys,
+    upperOp: RangeOp,
+    lowerOp: RangeOp,
+    encodeLower: (SpecializedGetters, Int) => Long,
+    tree: IntervalTree,
+    probes: InternalRow => InternalRow,
+    probe: Boolean) extends CandidateFinder {
+
+  private[this] val cursor = tree.cursor()
+  private[this] var searching = false
+
+  override def find(streamed: InternalRow): Unit = {
+    searching = false
+    if (probe) {
+      val p = probes(streamed)
+      if (!p.isNullAt(0) && upperKeys.load(p, 1)) {
+        cursor.start(upperKeys.boundary(upperOp == RangeOp.Gt), encodeLower(p, 0), lowerOp == RangeOp.Le)
+        searching = true
+      }
+    }
+  }
+
+  override def next(): Int = if (searching) cursor.next() else -1
+
+  override def isRun: Boolean = false
+  override def runFrom: Int = 0
+  override def runUntil: Int = 0
 }

@@ -14,7 +14,11 @@ import org.apache.spark.sql.catalyst.util.ArrayData
  *   rows(keyed until n)    rows whose key is NULL: they match nothing, outer joins still emit them
  *   keys                   the `keyed` sorted keys, in KeyCodec's stored form
  *   origins                each row's position before sorting (stock Spark's broadcast order)
+ *   secondKeys             for an interval index: each keyed row's other key, as an
+ *                          order-preserving long, with the [[IntervalTree]] over them
  * }}}
+ * With a second key, a row is keyed only when both keys are non-NULL: a NULL in either bound
+ * matches nothing.
  * The rows travel as one byte stream ([[BroadcastRows]]); the rest is Java- or Kryo-serialized.
  *
  * If the key expression raises an error on some row (an ANSI overflow, say), the rows keep their
@@ -26,7 +30,11 @@ final class SortedBuffer private (
     payload: BroadcastRows,
     val isSorted: Boolean,
     keys: ArrayData,
-    origins: Array[Int]) extends Serializable {
+    origins: Array[Int],
+    secondKeys: Array[Long]) extends Serializable {
+
+  /** The interval tree over the second keys, built once per JVM that reads the broadcast. */
+  @transient lazy val tree: IntervalTree = new IntervalTree(secondKeys)
 
   private def rows: Array[InternalRow] = payload.rows
 
@@ -43,15 +51,26 @@ final class SortedBuffer private (
 
 object SortedBuffer {
 
-  /** Sorts `rows` (UnsafeRows) by `key` (bound to the rows) into the payload described above. */
-  def build(rows: Array[InternalRow], key: Expression): SortedBuffer = {
+  /**
+   * Sorts `rows` (UnsafeRows) by `key` (bound to the rows) into the payload described above;
+   * with `secondKey` (of a type whose order is a long's), keeps each row's second key beside it.
+   */
+  def build(rows: Array[InternalRow], key: Expression, secondKey: Option[Expression] = None): SortedBuffer = {
     val codec = KeyCodec(key.dataType)
     val keys = codec.newColumn(rows.length)
+    val seconds = new Array[Long](if (secondKey.isDefined) rows.length else 0)
+    val secondNull = new java.util.BitSet
     val evaluated = try {
-      val keyOf = UnsafeProjection.create(Seq(key))
+      val keyOf = UnsafeProjection.create(key +: secondKey.toSeq)
+      val encodeSecond = secondKey.map(k => KeyCodec.longEncoder(k.dataType).getOrElse(
+        throw new IllegalArgumentException(s"an interval index needs a key ordered as a long: $k")))
       var i = 0
       while (i < rows.length) {
-        keys.set(i, keyOf(rows(i)))
+        val keyRow = keyOf(rows(i))
+        keys.set(i, keyRow)
+        encodeSecond.foreach { encode =>
+          if (keyRow.isNullAt(1)) secondNull.set(i) else seconds(i) = encode(keyRow, 1)
+        }
         i += 1
       }
       true
@@ -59,11 +78,12 @@ object SortedBuffer {
       case NonFatal(_) => false // raised again, where Spark would raise it, by the pairwise join
     }
     if (!evaluated) {
-      return new SortedBuffer(new BroadcastRows(rows), false, codec.newColumn(0).stored(Array()), Array())
+      return new SortedBuffer(new BroadcastRows(rows), false, codec.newColumn(0).stored(Array()), Array(), Array())
     }
-    val (keyed, nullKeyed) = rows.indices.toArray.partition(i => !keys.isNull(i))
+    val (keyed, nullKeyed) = rows.indices.toArray.partition(i => !keys.isNull(i) && !secondNull.get(i))
     IndexSort.sort(keyed, keys)
     val order = keyed ++ nullKeyed
-    new SortedBuffer(new BroadcastRows(order.map(rows)), true, keys.stored(keyed), order)
+    new SortedBuffer(new BroadcastRows(order.map(rows)), true, keys.stored(keyed), order,
+      if (secondKey.isDefined) keyed.map(seconds) else Array())
   }
 }

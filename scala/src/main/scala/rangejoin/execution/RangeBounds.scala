@@ -1,0 +1,45 @@
+package rangejoin.execution
+
+import org.apache.spark.sql.catalyst.expressions.Expression
+
+/**
+ * One comparison of the join condition that drives the join, as written: `leftKey op rightKey`,
+ * each key over one side; `leftKeyFirst` says whether the left key is the comparison's first
+ * operand (Spark evaluates the second only when the first is not NULL).
+ */
+final case class RangePredicate(leftKey: Expression, op: RangeOp, rightKey: Expression, leftKeyFirst: Boolean) {
+  override def toString: String = s"$leftKey $op $rightKey"
+}
+
+/**
+ * A driving comparison as the join runs it, `streamed op buffered`: the buffered key is searched
+ * for, the streamed key is the probe. `op` Lt/Le bounds the buffered key from below (it must be
+ * above the probe), Gt/Ge from above.
+ */
+final case class Bound(streamedKey: Expression, op: RangeOp, bufferedKey: Expression, streamedKeyFirst: Boolean) {
+  def boundsBufferedFromBelow: Boolean = op == RangeOp.Lt || op == RangeOp.Le
+}
+
+/**
+ * The comparisons that drive a range join, and the rest of its condition:
+ * {{{
+ *   one bound      l.ts < r.ts                        the buffered keys above (or below) a probe
+ *   a band         l.x >= r.lo AND l.x < r.hi          the buffered rows between two probes
+ * }}}
+ * In a band the two predicates bound the other side from opposite directions. `residual` is the
+ * other conjuncts, in their original order. The one place left/right becomes streamed/buffered is
+ * `oriented`.
+ */
+final case class RangeBounds(predicates: Seq[RangePredicate], residual: Option[Expression]) {
+  require(predicates.size == 1 || predicates.size == 2, predicates)
+
+  def isBand: Boolean = predicates.size == 2
+
+  /** The predicates as the join runs them, with the left side streamed or not. */
+  def oriented(streamedIsLeft: Boolean): Seq[Bound] = predicates.map { p =>
+    if (streamedIsLeft) Bound(p.leftKey, p.op, p.rightKey, p.leftKeyFirst)
+    else Bound(p.rightKey, p.op.flip, p.leftKey, !p.leftKeyFirst)
+  }
+
+  override def toString: String = predicates.mkString(" AND ")
+}
