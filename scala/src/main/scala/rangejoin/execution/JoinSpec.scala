@@ -8,18 +8,14 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Bou
  * shipped to executors in task closures.
  *
  * @param semantics      the join type, from the streamed and buffered points of view
- * @param op             the range predicate read as `streamed op buffered`
- * @param streamedKey    the streamed side's key, over the streamed output
- * @param streamedKeyFirst whether the streamed key is the comparison's first operand as written
+ * @param index          the buffered side's index and the bounds it searches by
  * @param residual       the other conjuncts of the condition, over `left ++ right`
  * @param condition      the whole condition, for a buffer left unsorted (see [[SortedBuffer]])
  * @param exists         the flag attribute of an existence join
  */
 final case class JoinSpec(
     semantics: JoinSemantics,
-    op: RangeOp,
-    streamedKey: Expression,
-    streamedKeyFirst: Boolean,
+    index: IndexSpec,
     residual: Option[Expression],
     condition: Expression,
     left: Seq[Attribute],
@@ -39,21 +35,9 @@ final case class JoinSpec(
       buffer: SortedBuffer,
       partitionIndex: Int,
       marks: Option[Matches]): Iterator[InternalRow] = {
-    val (finder, filter) = if (buffer.isSorted) {
-      val keys = KeyCodec(streamedKey.dataType).sortedKeys(buffer.storedKeys)
-      // A key that is a column is read in place; any other is projected first.
-      val (keyOf, keyOrdinal) = BindReferences.bindReference(streamedKey, streamedOutput) match {
-        case BoundReference(ordinal, _, _) => (identity[InternalRow] _, ordinal)
-        case bound => (UnsafeProjection.create(Seq(bound)), 0)
-      }
-      // Spark evaluates a comparison on every pair, its second operand only when the first is not
-      // NULL. So a streamed key is evaluated when some buffered row exists (first operand) or has
-      // a key (second operand), and an expression that could fail on this row fails exactly then.
-      val probe = if (streamedKeyFirst) buffer.numRows > 0 else keys.size > 0
-      (new SortedRunFinder(keys, op, keyOf, keyOrdinal, probe), residual)
-    } else {
-      (new EveryRowFinder(buffer.numRows), Some(condition))
-    }
+    val (finder, filter) =
+      if (buffer.isSorted) (finderFor(buffer), residual)
+      else (new EveryRowFinder(buffer.numRows), Some(condition))
     val passes = filter.map { e =>
       val predicate = Predicate.create(e, left ++ right)
       predicate.initialize(partitionIndex)
@@ -81,6 +65,37 @@ final case class JoinSpec(
     (from until math.min(until, buffer.numRows)).iterator
       .map(i => out.alone(buffer.row(i), bufferedIsLeft, semantics.buffered, matches.isMarked(i)))
       .filter(_ != null)
+  }
+
+  /** The finder over a sorted buffer, for this join's index. */
+  private def finderFor(buffer: SortedBuffer): CandidateFinder = {
+    val sortBound = index.bounds.head
+    val codec = KeyCodec(sortBound.bufferedKey.dataType)
+    def keys = codec.sortedKeys(buffer.storedKeys)
+    // Spark evaluates a comparison on every pair, its second operand only when the first is not
+    // NULL. So a streamed key is evaluated when some buffered row exists (first operand) or has
+    // a key (second operand), and an expression that could fail on this row fails exactly then.
+    // (A band's other bound has keys that cannot fail: the planner allows no other.)
+    val probe =
+      if (sortBound.streamedKeyFirst) buffer.numRows > 0 else buffer.storedKeys.numElements() > 0
+    // Probes: a key that is a column is read in place; any other is projected first.
+    def probes(bounds: Seq[Bound]): (InternalRow => InternalRow, Int) =
+      bounds.map(b => BindReferences.bindReference(b.streamedKey, streamedOutput)) match {
+        case Seq(BoundReference(ordinal, _, _)) => (identity[InternalRow] _, ordinal)
+        case bound => (UnsafeProjection.create(bound), 0)
+      }
+    index match {
+      case IndexSpec.SortedRun(bound) =>
+        val (keyOf, ordinal) = probes(Seq(bound))
+        new SortedRunFinder(keys, bound.op, keyOf, ordinal, probe)
+      case IndexSpec.BandRun(lower, upper) =>
+        new BandRunFinder(keys, lower.op, keys, upper.op, probes(Seq(lower, upper))._1, probe)
+      case IndexSpec.IntervalIndex(lower, upper) =>
+        val encodeLower = KeyCodec.longEncoder(lower.bufferedKey.dataType).getOrElse(
+          throw new IllegalStateException(s"an interval index on ${lower.bufferedKey.dataType}"))
+        new IntervalFinder(keys, upper.op, lower.op, encodeLower, buffer.tree,
+          probes(Seq(lower, upper))._1, probe)
+    }
   }
 
   private def newOutput(): JoinOutput = new JoinOutput(output, left, right, exists, streamedIsLeft)

@@ -33,11 +33,7 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
  * (the output, when there is no residual). The buffered side must fit in a broadcast; the planner
  * leaves the join to Spark when it does not.
  *
- * @param leftKey   the range predicate's operand over the left side
- * @param op        the range predicate, read as `leftKey op rightKey`
- * @param rightKey  the range predicate's operand over the right side
- * @param leftKeyFirst whether `leftKey` is the first operand of the comparison as written
- * @param residual  the condition's other conjuncts, in their original order
+ * @param range     the comparisons that drive the join (one, or a band's two) and the residual
  * @param condition the whole join condition: what the join means, whatever the strategy
  * @param bufferedExtreme for a semi, anti or existence join with no residual, the one buffered
  *                  row that decides every streamed row ([[Extreme]]); None buffers every row
@@ -46,11 +42,7 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
  *                  key that cannot fail
  */
 case class PiecewiseMergeJoinExec(
-    leftKey: Expression,
-    op: RangeOp,
-    rightKey: Expression,
-    leftKeyFirst: Boolean,
-    residual: Option[Expression],
+    range: RangeBounds,
     condition: Expression,
     joinType: JoinType,
     buildSide: BuildSide,
@@ -97,13 +89,18 @@ case class PiecewiseMergeJoinExec(
     case other => throw new IllegalArgumentException(s"$nodeName does not handle $other joins")
   }
 
-  private def bufferedKey: Expression = if (streamedIsLeft) rightKey else leftKey
-  private def streamedKey: Expression = if (streamedIsLeft) leftKey else rightKey
-  /** The range predicate read as `streamed op buffered`. */
-  private def streamedOp: RangeOp = if (streamedIsLeft) op else op.flip
+  /** The index over the buffered side, from the bounds as this join runs them. */
+  private def index: IndexSpec = IndexSpec.of(range.oriented(streamedIsLeft))
 
-  /** The broadcast the buffered side needs: sorted by its key. */
-  private def bufferedMode: SortedBroadcastMode = SortedBroadcastMode.of(bufferedKey, buffered.output, bufferedExtreme)
+  /**
+   * The bound the dynamic filter and the existence fast path read the buffered side's extreme
+   * key for: the one the buffer is sorted by, so its extreme rows are the first and last keyed.
+   */
+  private def sortBound: Bound = index.bounds.head
+
+  /** The broadcast the buffered side needs: sorted by its key, keeping the tree's key if any. */
+  private def bufferedMode: SortedBroadcastMode =
+    SortedBroadcastMode.of(index.sortKey, index.secondKey, buffered.output, bufferedExtreme)
 
   override def requiredChildDistribution: Seq[Distribution] = buildSide match {
     case BuildLeft => BroadcastDistribution(bufferedMode) :: UnspecifiedDistribution :: Nil
@@ -122,13 +119,14 @@ case class PiecewiseMergeJoinExec(
     if (semantics.needsBufferedMatches) Nil else streamed.outputOrdering
 
   override def simpleString(maxFields: Int): String =
-    s"$nodeName $joinType, $buildSide, ($leftKey $op $rightKey)" +
-      residual.map(r => s", residual: $r").getOrElse("")
+    s"$nodeName $joinType, $buildSide, ${index.name} ($range)" +
+      range.residual.map(r => s", residual: $r").getOrElse("")
 
   override def verboseStringWithOperatorId(): String =
     s"""|$formattedNodeName
-        |${ExplainUtils.generateFieldString("Range predicate", s"$leftKey $op $rightKey")}
-        |${ExplainUtils.generateFieldString("Residual", residual.map(_.toString).getOrElse(""))}
+        |${ExplainUtils.generateFieldString("Range predicate", range.toString)}
+        |${ExplainUtils.generateFieldString("Index", index.name)}
+        |${ExplainUtils.generateFieldString("Residual", range.residual.map(_.toString).getOrElse(""))}
         |${ExplainUtils.generateFieldString("Join type", joinType.toString)}
         |${ExplainUtils.generateFieldString("Build side", buildSide.toString)}
         |${ExplainUtils.generateFieldString("Dynamic filter", filterDecides.isDefined.toString)}
@@ -136,10 +134,8 @@ case class PiecewiseMergeJoinExec(
 
   private def joinSpec: JoinSpec = JoinSpec(
     semantics,
-    op = streamedOp,
-    streamedKey = streamedKey,
-    streamedKeyFirst = streamedIsLeft == leftKeyFirst,
-    residual = residual,
+    index = index,
+    residual = range.residual,
     condition = condition,
     left = left.output,
     right = right.output,
@@ -157,14 +153,14 @@ case class PiecewiseMergeJoinExec(
     filterDecides.filter(_ => buffer.isSorted) match {
       case None => joined(payload, streamed.execute())
       case Some(decides) =>
-        val bound = DynamicFilter.bound(streamedOp, bufferedMode.key, buffer)
-        val exact = DynamicFilter.predicate(streamedOp, streamedKey, bound)
+        val bound = DynamicFilter.bound(sortBound.op, bufferedMode.key, buffer)
+        val exact = DynamicFilter.predicate(sortBound.op, sortBound.streamedKey, bound)
         // An anti join keeps the rows the bound rejects: no bound for a scan to skip by.
         val (predicate, scanBound) =
           if (semantics.streamed == RowEmit.IfUnmatched) (Not(Coalesce(Seq(exact, Literal.FalseLiteral))), None)
-          else (exact, bound.map(streamedOp -> _))
-        val filtered = DynamicFilter(
-          streamed, predicate, streamedKey, scanBound, longMetric("numStreamedRowsSkipped")).execute()
+          else (exact, bound.map(sortBound.op -> _))
+        val filtered = DynamicFilter(streamed, predicate, sortBound.streamedKey, scanBound,
+          longMetric("numStreamedRowsSkipped")).execute()
         if (decides) counted(filtered) else joined(payload, filtered)
     }
   }
@@ -223,7 +219,7 @@ case class PiecewiseMergeJoinExec(
    * it, as the planner builds it (an exchange would not do under adaptive execution; see there).
    */
   def withSortedBroadcast: PiecewiseMergeJoinExec = {
-    val sorted = SortedBroadcastExec(bufferedKey, buffered, bufferedExtreme)
+    val sorted = SortedBroadcastExec(index.sortKey, index.secondKey, buffered, bufferedExtreme)
     if (streamedIsLeft) copy(right = sorted) else copy(left = sorted)
   }
 

@@ -26,13 +26,16 @@ import org.apache.spark.sql.execution.rangejoin.SparkInternals
  * With `extreme` it broadcasts only the child's row with the extreme key ([[Extreme]]), found by
  * one pass over the child's partitions where they are: nothing else is collected or sorted.
  */
-case class SortedBroadcastExec(key: Expression, child: SparkPlan, extreme: Option[Extreme] = None)
-  extends UnaryExecNode {
+case class SortedBroadcastExec(
+    key: Expression,
+    secondKey: Option[Expression],
+    child: SparkPlan,
+    extreme: Option[Extreme] = None) extends UnaryExecNode {
 
   override def output: Seq[Attribute] = child.output
 
   // Bound against the child as it is now, exactly as the join above binds its requirement.
-  def mode: SortedBroadcastMode = SortedBroadcastMode.of(key, child.output, extreme)
+  def mode: SortedBroadcastMode = SortedBroadcastMode.of(key, secondKey, child.output, extreme)
 
   override def outputPartitioning: Partitioning = BroadcastPartitioning(mode)
 
@@ -94,7 +97,8 @@ case class SortedBroadcastExec(key: Expression, child: SparkPlan, extreme: Optio
   override protected def doPrepare(): Unit = relationFuture
 
   override def simpleString(maxFields: Int): String =
-    s"$nodeName ${extreme.map(e => s"$e($key)").getOrElse(key.toString)}"
+    s"$nodeName ${extreme.map(e => s"$e($key)").getOrElse(key.toString)}" +
+      secondKey.map(k => s", tree: $k").getOrElse("")
 
   override def doExecuteBroadcast[T](): Broadcast[T] = {
     // Spark times out a broadcast only outside adaptive execution: its broadcast query stages

@@ -13,15 +13,18 @@ import org.apache.spark.sql.catalyst.plans.physical.BroadcastMode
  * With `extreme`, the broadcast holds only the buffered row with that extreme key (see
  * [[Extreme]]); the payload's layout is the same.
  */
-final case class SortedBroadcastMode(key: Expression, extreme: Option[Extreme] = None)
-  extends BroadcastMode {
+final case class SortedBroadcastMode(
+    key: Expression,
+    secondKey: Option[Expression] = None,
+    extreme: Option[Extreme] = None) extends BroadcastMode {
 
-  override def transform(rows: Array[InternalRow]): SortedBuffer = SortedBuffer.build(rows, key)
+  override def transform(rows: Array[InternalRow]): SortedBuffer = SortedBuffer.build(rows, key, secondKey)
 
   override def transform(rows: Iterator[InternalRow], sizeHint: Option[Long]): SortedBuffer =
     transform(rows.toArray)
 
-  override def canonicalized: BroadcastMode = copy(key = key.canonicalized)
+  override def canonicalized: BroadcastMode =
+    copy(key = key.canonicalized, secondKey = secondKey.map(_.canonicalized))
 }
 
 object SortedBroadcastMode {
@@ -32,7 +35,13 @@ object SortedBroadcastMode {
    * another (the logical plan, or a re-planned one), and a mode differing by that bit alone would
    * not satisfy a join's requirement. Treating a key as nullable is always safe.
    */
-  def of(key: Expression, output: Seq[Attribute], extreme: Option[Extreme]): SortedBroadcastMode =
-    SortedBroadcastMode(
-      BindReferences.bindReference(key, output.map(_.withNullability(true))), extreme)
+  def of(
+      key: Expression,
+      secondKey: Option[Expression],
+      output: Seq[Attribute],
+      extreme: Option[Extreme]): SortedBroadcastMode = {
+    val nullable = output.map(_.withNullability(true))
+    SortedBroadcastMode(BindReferences.bindReference(key, nullable),
+      secondKey.map(BindReferences.bindReference(_, nullable)), extreme)
+  }
 }

@@ -3,28 +3,22 @@ package rangejoin.planning
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 
-import rangejoin.execution.{KeyCodec, RangeOp}
+import rangejoin.execution.{KeyCodec, RangeBounds, RangeOp, RangePredicate}
 import rangejoin.expressions.CannotFail
 
-/**
- * A join condition split for a piecewise merge join: the conjunct `leftKey op rightKey` that
- * drives it, each key over one side of the join only, and the other conjuncts, in their original
- * order, as the residual. `leftKeyFirst` says whether the left key was the comparison's first
- * operand as written, which Spark evaluates first (and the second only when the first is not NULL).
- */
-final case class RangeCondition(
-    leftKey: Expression,
-    op: RangeOp,
-    rightKey: Expression,
-    leftKeyFirst: Boolean,
-    residual: Option[Expression])
-
+/** Splits a join condition into the comparisons that drive a range join and the residual. */
 object RangeCondition extends PredicateHelper {
 
   /**
-   * Splits `condition` on its first conjunct that compares an expression of one side with an
-   * expression of the other (`<`, `<=`, `>`, `>=`, either way round) with keys rangejoin can sort:
-   * deterministic, of a supported type, without subqueries. None when no conjunct qualifies.
+   * The conjuncts of `condition` that drive the join, and the others, in their original order, as
+   * the residual; None when no conjunct qualifies. A conjunct qualifies when it compares an
+   * expression of one side with one of the other (`<`, `<=`, `>`, `>=`, either way round) on keys
+   * rangejoin can sort: deterministic, of one supported type, without subqueries.
+   *
+   * The first qualifying conjunct drives. A second one joins it, making a band, when it bounds the
+   * other side from the opposite direction (`l.x >= r.lo AND l.x < r.hi`, `a.lo < b.hi AND b.lo <
+   * a.hi`) and both are on keys ordered as longs (numbers, dates, timestamps, intervals: the
+   * interval index keeps one of them in a tree of longs).
    *
    * Spark evaluates the conjuncts in order on every pair, each only where those before it held.
    * A conjunct that is not the first may drive only if its keys and every conjunct before it
@@ -32,27 +26,35 @@ object RangeCondition extends PredicateHelper {
    * would have rejected, and the earlier conjuncts, now residual, only on the pairs it finds, so
    * an error Spark raises on some other pair would otherwise be lost.
    */
-  def split(condition: Expression, left: LogicalPlan, right: LogicalPlan): Option[RangeCondition] = {
+  def split(condition: Expression, left: LogicalPlan, right: LogicalPlan): Option[RangeBounds] = {
     val conjuncts = splitConjunctivePredicates(condition)
-    conjuncts.indices.iterator.flatMap { i =>
+    val drivers = conjuncts.indices.flatMap { i =>
       asRange(conjuncts(i), left, right)
-        .filter { case (l, _, r, _) =>
-          i == 0 || (CannotFail(l) && CannotFail(r) && conjuncts.take(i).forall(CannotFail(_)))
-        }
-        .map { case (l, op, r, leftFirst) =>
-          RangeCondition(l, op, r, leftFirst, (conjuncts.take(i) ++ conjuncts.drop(i + 1)).reduceOption(And))
-        }
-    }.nextOption()
+        .filter(p => i == 0 || (CannotFail(p.leftKey) && CannotFail(p.rightKey) &&
+          conjuncts.take(i).forall(CannotFail(_))))
+        .map(i -> _)
+    }
+    drivers.headOption.map { case (first, primary) =>
+      val second = drivers.tail.collectFirst {
+        case (j, p) if opposite(primary.op, p.op) && orderedAsLong(primary) && orderedAsLong(p) => (j, p)
+      }
+      val used = Set(first) ++ second.map(_._1)
+      val residual = conjuncts.indices.filterNot(used).map(conjuncts).reduceOption(And)
+      RangeBounds(primary +: second.map(_._2).toSeq, residual)
+    }
   }
 
-  private def asRange(
-      conjunct: Expression,
-      left: LogicalPlan,
-      right: LogicalPlan): Option[(Expression, RangeOp, Expression, Boolean)] = {
+  private def below(op: RangeOp) = op == RangeOp.Lt || op == RangeOp.Le
+
+  private def opposite(a: RangeOp, b: RangeOp) = below(a) != below(b)
+
+  private def orderedAsLong(p: RangePredicate) = KeyCodec.longEncoder(p.leftKey.dataType).isDefined
+
+  private def asRange(conjunct: Expression, left: LogicalPlan, right: LogicalPlan): Option[RangePredicate] = {
     def oriented(a: Expression, op: RangeOp, b: Expression) = {
       if (a.dataType != b.dataType || !KeyCodec.supports(a.dataType)) None
-      else if (isKey(a, left) && isKey(b, right)) Some((a, op, b, true))
-      else if (isKey(a, right) && isKey(b, left)) Some((b, op.flip, a, false))
+      else if (isKey(a, left) && isKey(b, right)) Some(RangePredicate(a, op, b, leftKeyFirst = true))
+      else if (isKey(a, right) && isKey(b, left)) Some(RangePredicate(b, op.flip, a, leftKeyFirst = false))
       else None
     }
     conjunct match {

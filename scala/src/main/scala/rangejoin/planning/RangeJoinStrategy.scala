@@ -11,7 +11,7 @@ import org.apache.spark.sql.execution.adaptive.{BroadcastQueryStageExec, Logical
 import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
-import rangejoin.execution.{Extreme, JoinSemantics, PiecewiseMergeJoinExec}
+import rangejoin.execution.{Extreme, IndexSpec, JoinSemantics, PiecewiseMergeJoinExec, RangeBounds}
 import rangejoin.expressions.CannotFail
 
 /**
@@ -68,9 +68,9 @@ case class RangeJoinStrategy(session: SparkSession) extends SparkStrategy with J
         _ <- JoinSemantics(join.joinType, buildSide).toRight(
           s"rangejoin does not handle ${join.joinType} joins")
       } yield PiecewiseMergeJoinExec(
-        range.leftKey, range.op, range.rightKey, range.leftKeyFirst, range.residual, condition,
-        join.joinType, buildSide, planLater(join.left), planLater(join.right),
-        dynamicFilter = dynamicFilter(if (buildSide == BuildRight) range.leftKey else range.rightKey, conf)
+        range, condition, join.joinType, buildSide, planLater(join.left), planLater(join.right),
+        dynamicFilter = dynamicFilter(
+          IndexSpec.of(range.oriented(streamedIsLeft = buildSide == BuildRight)).bounds.head.streamedKey, conf)
       ).withSortedBroadcast
     }
   } yield plan
@@ -83,20 +83,21 @@ case class RangeJoinStrategy(session: SparkSession) extends SparkStrategy with J
   private def existenceFastPath(
       join: Join,
       condition: Expression,
-      range: RangeCondition,
+      range: RangeBounds,
       conf: SQLConf): Option[SparkPlan] = {
     val existence = join.joinType match {
       case LeftSemi | LeftAnti | ExistenceJoin(_) => true
       case _ => false
     }
-    if (existence && range.residual.isEmpty && CannotFail(range.leftKey) &&
-        CannotFail(range.rightKey) && RangeJoinConf.existenceFastPath(conf)) {
-      Some(PiecewiseMergeJoinExec(
-        range.leftKey, range.op, range.rightKey, range.leftKeyFirst, None, condition,
-        join.joinType, BuildRight, planLater(join.left), planLater(join.right),
-        bufferedExtreme = Some(Extreme.deciding(range.op)),
-        dynamicFilter = dynamicFilter(range.leftKey, conf)).withSortedBroadcast)
-    } else None
+    range.predicates match {
+      case Seq(p) if existence && range.residual.isEmpty && CannotFail(p.leftKey) &&
+          CannotFail(p.rightKey) && RangeJoinConf.existenceFastPath(conf) =>
+        Some(PiecewiseMergeJoinExec(
+          range, condition, join.joinType, BuildRight, planLater(join.left), planLater(join.right),
+          bufferedExtreme = Some(Extreme.deciding(p.op)),
+          dynamicFilter = dynamicFilter(p.leftKey, conf)).withSortedBroadcast)
+      case _ => None
+    }
   }
 
   // The filter evaluates the streamed key on rows Spark might never pair: it must not fail.

@@ -104,9 +104,9 @@ object JoinHarness {
 
     val spec: JoinSpec = JoinSpec(
       semantics,
-      op = if (streamedIsLeft) op else op.flip,
-      streamedKey = if (streamedIsLeft) lk else rk,
-      streamedKeyFirst = streamedIsLeft, // `range` compares lk with rk
+      // `range` compares lk with rk, lk first
+      index = IndexSpec.of(RangeBounds(Seq(RangePredicate(lk, op, rk, leftKeyFirst = true)), None)
+        .oriented(streamedIsLeft)),
       residual = residual.map(_.expression),
       condition = residual.fold(range)(r => And(range, r.expression)),
       left = left,

@@ -87,8 +87,9 @@ class RangeJoinPlanningSuite extends QueryTest with RangeJoinSharedSession with 
   private def names(e: Expression): Set[String] = e.references.map(_.name).toSet
 
   private def assertKeys(join: PiecewiseMergeJoinExec, left: String, op: RangeOp, right: String): Unit = {
-    assert(names(join.leftKey) == Set(left) && join.op == op && names(join.rightKey) == Set(right),
-      s"expected keys $left $op $right, planned ${join.leftKey} ${join.op} ${join.rightKey}")
+    val Seq(p) = join.range.predicates
+    assert(names(p.leftKey) == Set(left) && p.op == op && names(p.rightKey) == Set(right),
+      s"expected keys $left $op $right, planned $p")
   }
 
   // --- Joins rangejoin takes ------------------------------------------------------------------
@@ -117,8 +118,9 @@ class RangeJoinPlanningSuite extends QueryTest with RangeJoinSharedSession with 
       "l.s COLLATE UNICODE_CI < upper(r.s)" -> ("s", "s"))
     for ((condition, (leftName, rightName)) <- joins) {
       val join = planned(s"SELECT l.a, l.x, r.b, r.c FROM l JOIN r ON $condition")
-      assert(names(join.leftKey) == Set(leftName) && names(join.rightKey) == Set(rightName), condition)
-      assert(join.residual.isEmpty, condition)
+      val Seq(p) = join.range.predicates
+      assert(names(p.leftKey) == Set(leftName) && names(p.rightKey) == Set(rightName), condition)
+      assert(join.range.residual.isEmpty, condition)
     }
   }
 
@@ -135,13 +137,21 @@ class RangeJoinPlanningSuite extends QueryTest with RangeJoinSharedSession with 
     // Every column, arrays, structs and maps included, travels through the sorted broadcast.
     val withResidual = planned("SELECT * FROM l JOIN r ON l.a < r.b AND (l.c + r.c) % 3 <> 0")
     assertKeys(withResidual, "a", RangeOp.Lt, "b")
-    assert(withResidual.residual.exists(r => names(r) == Set("c")))
-    val twoRanges = planned("SELECT l.d, l.c, r.d, r.c FROM l JOIN r ON l.d >= r.d AND l.c < r.c AND l.x <> r.c")
-    assertKeys(twoRanges, "d", RangeOp.Ge, "d")
-    assert(twoRanges.residual.exists {
-      case And(second: LessThan, third: Not) => names(second) == Set("c") && names(third) == Set("x", "c")
+    assert(withResidual.range.residual.exists(r => names(r) == Set("c")))
+    // A second range conjunct bounding the same direction stays residual.
+    val sameWay = planned("SELECT l.d, l.c, r.d, r.c FROM l JOIN r ON l.d >= r.d AND l.c > r.c AND l.x <> r.c")
+    assertKeys(sameWay, "d", RangeOp.Ge, "d")
+    assert(sameWay.range.residual.exists {
+      case And(second: GreaterThan, third: Not) => names(second) == Set("c") && names(third) == Set("x", "c")
       case _ => false
-    }, s"residual ${twoRanges.residual}")
+    }, s"residual ${sameWay.range.residual}")
+  }
+
+  test("two range conjuncts bounding from opposite directions make a band; the rest is residual") {
+    val band = planned("SELECT l.d, l.c, r.d, r.c FROM l JOIN r ON l.d >= r.d AND l.c < r.c AND l.x <> r.c")
+    assert(band.range.predicates.map(p => (names(p.leftKey), p.op, names(p.rightKey))) ==
+      Seq((Set("d"), RangeOp.Ge, Set("d")), (Set("c"), RangeOp.Lt, Set("c"))), band.range)
+    assert(band.range.residual.exists(r => names(r) == Set("x", "c")), band.range)
   }
 
   test("outer, semi and anti joins, and subqueries that become them") {
@@ -289,7 +299,7 @@ class RangeJoinPlanningSuite extends QueryTest with RangeJoinSharedSession with 
   test("a later range conjunct drives with keys that cannot fail") {
     val guarded = planned("SELECT l.a, l.x, r.b FROM l LEFT JOIN r ON l.x <> 0 AND l.a < r.b")
     assertKeys(guarded, "a", RangeOp.Lt, "b")
-    assert(guarded.residual.exists(r => names(r) == Set("x")))
+    assert(guarded.range.residual.exists(r => names(r) == Set("x")))
     assertKeys(planned("SELECT l.a, l.x, r.b FROM l JOIN r ON l.c <> r.c AND CAST(l.a AS DOUBLE) < r.d"), "a", RangeOp.Lt, "d")
     assertKeys(planned("SELECT l.a, l.x, r.b FROM l JOIN r ON l.c <> r.c AND l.d + 1 < r.d"), "d", RangeOp.Lt, "d")
     withSQLConf(SQLConf.ANSI_ENABLED.key -> "false") {
@@ -316,12 +326,21 @@ class RangeJoinPlanningSuite extends QueryTest with RangeJoinSharedSession with 
 
   // --- EXPLAIN --------------------------------------------------------------------------------
 
-  test("EXPLAIN shows the operator, both keys, the build side and the residual") {
-    val query = "SELECT l.a, r.b FROM l JOIN r ON l.a <= r.b AND l.c <> r.c"
-    planned(query)
-    val explained = sql(s"EXPLAIN $query").head().getString(0)
-    val line = """PiecewiseMergeJoin Inner, Build(Left|Right), \(a#\d+L <= b#\d+L\), residual: NOT \(c#\d+L = c#\d+L\)"""
-    assert(line.r.findFirstIn(explained).isDefined, explained)
+  test("EXPLAIN shows the operator, the index, both keys of each bound, the build side and the residual") {
+    def explained(query: String) = {
+      planned(query)
+      sql(s"EXPLAIN $query").head().getString(0)
+    }
+    val single = explained("SELECT l.a, r.b FROM l JOIN r ON l.a <= r.b AND l.c <> r.c")
+    val line = """PiecewiseMergeJoin Inner, Build(Left|Right), SortedRun \(a#\d+L <= b#\d+L\), residual: NOT \(c#\d+L = c#\d+L\)"""
+    assert(line.r.findFirstIn(single).isDefined, single)
+    // Buffering r, the band bounds two of its keys (an interval index); buffering l, one.
+    val band = explained("SELECT /*+ BROADCAST(r) */ l.a, r.b FROM l JOIN r ON l.a >= r.b AND l.a < r.c")
+    val bandLine = """PiecewiseMergeJoin Inner, BuildRight, IntervalIndex \(a#\d+L >= b#\d+L AND a#\d+L < c#\d+L\)"""
+    assert(bandLine.r.findFirstIn(band).isDefined, band)
+    assert("SortedBroadcast .*, tree: ".r.findFirstIn(band).isDefined, band)
+    val run = explained("SELECT /*+ BROADCAST(l) */ l.a, r.b FROM l JOIN r ON l.a >= r.b AND l.a < r.c")
+    assert("""PiecewiseMergeJoin Inner, BuildLeft, BandRun """.r.findFirstIn(run).isDefined, run)
   }
 }
 

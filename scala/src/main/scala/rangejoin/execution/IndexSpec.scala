@@ -1,0 +1,49 @@
+package rangejoin.execution
+
+import org.apache.spark.sql.catalyst.expressions.Expression
+
+/**
+ * Which index a join's buffered side gets, from its bounds as the join runs them
+ * ([[RangeBounds.oriented]]): what the buffer is sorted by, what else it keeps, and the finder
+ * each task builds over it.
+ * {{{
+ *   one bound                      SortedRun      sorted by its key; a prefix or a suffix
+ *   two bounds on one key          BandRun        sorted by that key; the run between two searches
+ *   two bounds on two keys         IntervalIndex  sorted by the key bounded from above, with the
+ *                                                 other in an interval tree
+ * }}}
+ */
+sealed abstract class IndexSpec(val name: String) extends Serializable {
+  /** The bounds, the one that sorts the buffer first. */
+  def bounds: Seq[Bound]
+  /** The buffered key the buffer is sorted by. */
+  def sortKey: Expression = bounds.head.bufferedKey
+  /** The buffered key kept beside each row for the interval tree. */
+  def secondKey: Option[Expression] = None
+}
+
+object IndexSpec {
+  final case class SortedRun(bound: Bound) extends IndexSpec("SortedRun") {
+    override def bounds: Seq[Bound] = Seq(bound)
+  }
+
+  /** `lower` bounds the buffered key from below (its op is Lt or Le), `upper` from above. */
+  final case class BandRun(lower: Bound, upper: Bound) extends IndexSpec("BandRun") {
+    override def bounds: Seq[Bound] = Seq(lower, upper)
+  }
+
+  /** Sorted by `upper`'s buffered key; `lower`'s buffered key in the tree. */
+  final case class IntervalIndex(lower: Bound, upper: Bound) extends IndexSpec("IntervalIndex") {
+    override def bounds: Seq[Bound] = Seq(upper, lower)
+    override def secondKey: Option[Expression] = Some(lower.bufferedKey)
+  }
+
+  def of(bounds: Seq[Bound]): IndexSpec = bounds match {
+    case Seq(bound) => SortedRun(bound)
+    case Seq(a, b) =>
+      val (lower, upper) = if (a.boundsBufferedFromBelow) (a, b) else (b, a)
+      if (lower.bufferedKey.semanticEquals(upper.bufferedKey)) BandRun(lower, upper)
+      else IntervalIndex(lower, upper)
+    case other => throw new IllegalArgumentException(s"no index for the bounds $other")
+  }
+}
