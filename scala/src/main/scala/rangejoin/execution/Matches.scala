@@ -5,10 +5,10 @@ package rangejoin.execution
  * (executors are separate JVMs; nothing is shared in process).
  *
  * Without a residual, every candidate of a run passes, so a whole run is marked at once. The runs
- * of one join all touch the same end of the buffered rows, so their union is one interval
- * [lo, hi) and marking a run costs O(1) whatever its length. Rows marked one by one (a residual
- * decided) go to a bitset. A run that does not touch the interval (never produced by the finders
- * here, but cheap to get right) is recorded row by row.
+ * of a one-bound join all touch the same end of the buffered rows, so their union is one interval
+ * [lo, hi) and marking a run costs O(1) whatever its length. A band's runs may lie anywhere: one
+ * that does not touch the interval goes to a bitset (word by word), as do rows marked one by one
+ * (a residual decided, or an interval index's candidates).
  */
 final class Matches extends Serializable {
 
