@@ -11,9 +11,11 @@ import org.apache.spark.sql.execution.{BinaryExecNode, ExplainUtils, SparkPlan}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 /**
- * A join whose condition holds one inequality between the two sides, `leftKey op rightKey`, and
- * any residual conjuncts. It replaces BroadcastNestedLoopJoin's O(N x M) comparisons with a sort
- * of the buffered (broadcast) side, once per broadcast, and a binary search per streamed row:
+ * A join whose condition holds an inequality between the two sides (or two, bounding the buffered
+ * side from below and above: a band) and any residual conjuncts ([[RangeBounds]]). It replaces
+ * BroadcastNestedLoopJoin's O(N x M) comparisons with a sort of the buffered (broadcast) side,
+ * once per broadcast, and a search per streamed row in the index the bounds call for
+ * ([[IndexSpec]]: a sorted run, a band's run, or an interval index). With one bound:
  * {{{
  *   buffered, sorted on the driver:   b.key  1   3   3   5   8  | NULL NULL
  *                                                                 (never match)
@@ -29,8 +31,8 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
  * marks which buffered rows matched, merged through Spark across every partition and executor,
  * and the buffered rows are then emitted once, in a separate set of partitions.
  *
- * Cost: O(M log M) to sort the buffered side, O(log M) per streamed row, plus the candidate pairs
- * (the output, when there is no residual). The buffered side must fit in a broadcast; the planner
+ * Cost: O(M log M) to sort the buffered side, O(log M) per streamed row (plus k for a band's k
+ * matches), plus the candidate pairs (the output, when there is no residual). The buffered side must fit in a broadcast; the planner
  * leaves the join to Spark when it does not.
  *
  * @param range     the comparisons that drive the join (one, or a band's two) and the residual
