@@ -1,7 +1,5 @@
 package rangejoin.execution
 
-import scala.collection.mutable.ArrayBuffer
-
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.execution.rangejoin.SparkInternals
@@ -21,18 +19,21 @@ private[execution] object BroadcastLimits {
   final case class Collected(rows: Array[InternalRow], bytes: Long)
 
   /**
-   * The `numRows` rows of `rows` (UnsafeRows, copied), within the limits: at most `maxRows`
-   * rows, and `maxBytes` bytes (Spark's `spark.sql.maxBroadcastTableSize`).
+   * The `numRows` rows of `rows`, within the limits: at most `maxRows` rows, and `maxBytes` bytes
+   * (Spark's `spark.sql.maxBroadcastTableSize`). The rows are kept as they come, not copied: each
+   * must be an UnsafeRow of its own (as `executeCollectIterator` decodes them), never a reused one.
    */
   def collect(numRows: Long, rows: Iterator[InternalRow], maxBytes: Long, maxRows: Long = MaxRows): Collected = {
     if (numRows >= maxRows) throw SparkInternals.tooManyRowsToBroadcast(maxRows, numRows)
-    val out = new ArrayBuffer[InternalRow](numRows.toInt)
+    val out = new Array[InternalRow](numRows.toInt)
+    var n = 0
     var bytes = 0L
     rows.foreach { row =>
       bytes += row.asInstanceOf[UnsafeRow].getSizeInBytes
       if (bytes >= maxBytes) throw SparkInternals.tooManyBytesToBroadcast(maxBytes, bytes)
-      out += row.copy()
+      out(n) = row
+      n += 1
     }
-    Collected(out.toArray, bytes)
+    Collected(if (n == out.length) out else out.take(n), bytes)
   }
 }
