@@ -16,8 +16,12 @@ import org.apache.spark.sql.catalyst.expressions.Expression
 sealed abstract class IndexSpec(val name: String) extends Serializable {
   /** The bounds, the one that sorts the buffer first. */
   def bounds: Seq[Bound]
-  /** The buffered key the buffer is sorted by. */
-  def sortKey: Expression = bounds.head.bufferedKey
+  /**
+   * The bound whose buffered key the buffer is sorted by: its extreme rows are the first and last
+   * keyed ones, which the dynamic filter and the existence fast path read.
+   */
+  def sortBound: Bound = bounds.head
+  def sortKey: Expression = sortBound.bufferedKey
   /** The buffered key kept beside each row for the interval tree. */
   def secondKey: Option[Expression] = None
 }
@@ -37,6 +41,9 @@ object IndexSpec {
     override def bounds: Seq[Bound] = Seq(upper, lower)
     override def secondKey: Option[Expression] = Some(lower.bufferedKey)
   }
+
+  /** The index for `range` with the left side streamed or not. */
+  def of(range: RangeBounds, streamedIsLeft: Boolean): IndexSpec = of(range.oriented(streamedIsLeft))
 
   def of(bounds: Seq[Bound]): IndexSpec = bounds match {
     case Seq(bound) => SortedRun(bound)

@@ -69,7 +69,7 @@ final case class JoinSpec(
 
   /** The finder over a sorted buffer, for this join's index. */
   private def finderFor(buffer: SortedBuffer): CandidateFinder = {
-    val sortBound = index.bounds.head
+    val sortBound = index.sortBound
     val codec = KeyCodec(sortBound.bufferedKey.dataType)
     def keys = codec.sortedKeys(buffer.storedKeys)
     // Spark evaluates a comparison on every pair, its second operand only when the first is not

@@ -32,7 +32,8 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
  * and the buffered rows are then emitted once, in a separate set of partitions.
  *
  * Cost: O(M log M) to sort the buffered side, O(log M) per streamed row (plus k for a band's k
- * matches), plus the candidate pairs (the output, when there is no residual). The buffered side must fit in a broadcast; the planner
+ * matches), plus the candidate pairs (the output, when there is no residual). The buffered side
+ * must fit in a broadcast; the planner
  * leaves the join to Spark when it does not.
  *
  * @param range     the comparisons that drive the join (one, or a band's two) and the residual
@@ -92,13 +93,9 @@ case class PiecewiseMergeJoinExec(
   }
 
   /** The index over the buffered side, from the bounds as this join runs them. */
-  private def index: IndexSpec = IndexSpec.of(range.oriented(streamedIsLeft))
+  @transient private lazy val index: IndexSpec = IndexSpec.of(range, streamedIsLeft)
 
-  /**
-   * The bound the dynamic filter and the existence fast path read the buffered side's extreme
-   * key for: the one the buffer is sorted by, so its extreme rows are the first and last keyed.
-   */
-  private def sortBound: Bound = index.bounds.head
+  private def sortBound: Bound = index.sortBound
 
   /** The broadcast the buffered side needs: sorted by its key, keeping the tree's key if any. */
   private def bufferedMode: SortedBroadcastMode =

@@ -69,8 +69,7 @@ case class RangeJoinStrategy(session: SparkSession) extends SparkStrategy with J
           s"rangejoin does not handle ${join.joinType} joins")
       } yield PiecewiseMergeJoinExec(
         range, condition, join.joinType, buildSide, planLater(join.left), planLater(join.right),
-        dynamicFilter = dynamicFilter(
-          IndexSpec.of(range.oriented(streamedIsLeft = buildSide == BuildRight)).bounds.head.streamedKey, conf)
+        dynamicFilter = dynamicFilter(IndexSpec.of(range, buildSide == BuildRight).sortBound.streamedKey, conf)
       ).withSortedBroadcast
     }
   } yield plan
