@@ -33,8 +33,7 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
  *
  * Cost: O(M log M) to sort the buffered side, O(log M) per streamed row (plus k for a band's k
  * matches), plus the candidate pairs (the output, when there is no residual). The buffered side
- * must fit in a broadcast; the planner
- * leaves the join to Spark when it does not.
+ * must fit in a broadcast; the planner leaves the join to Spark when it does not.
  *
  * @param range     the comparisons that drive the join (one, or a band's two) and the residual
  * @param condition the whole join condition: what the join means, whatever the strategy
