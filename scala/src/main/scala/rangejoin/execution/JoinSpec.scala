@@ -2,6 +2,7 @@ package rangejoin.execution
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, BoundReference, Expression, Predicate, UnsafeProjection}
+import org.apache.spark.sql.execution.metric.SQLMetric
 
 /**
  * What a task needs to run its part of a piecewise merge join, and nothing of the plan: it is
@@ -28,13 +29,15 @@ final case class JoinSpec(
 
   /**
    * Joins one partition of streamed rows with the broadcast buffer. With `marks`, records which
-   * buffered rows matched instead of emitting anything (the marking pass).
+   * buffered rows matched instead of emitting anything (the marking pass). Candidates examined
+   * are added to `examined`.
    */
   def streamedPass(
       rows: Iterator[InternalRow],
       buffer: SortedBuffer,
       partitionIndex: Int,
-      marks: Option[Matches]): Iterator[InternalRow] = {
+      marks: Option[Matches],
+      examined: SQLMetric): Iterator[InternalRow] = {
     val (finder, filter) =
       if (buffer.isSorted) (finderFor(buffer), residual)
       else (new EveryRowFinder(buffer.numRows), Some(condition))
@@ -48,7 +51,8 @@ final case class JoinSpec(
       rows, finder, buffer, passes, newOutput(), streamedIsLeft,
       emitPairs = emitting && semantics.emitsPairs,
       streamedEmit = if (emitting) semantics.streamed else RowEmit.Never,
-      marks)
+      marks,
+      examined)
   }
 
   /**
@@ -75,7 +79,7 @@ final case class JoinSpec(
     // Spark evaluates a comparison on every pair, its second operand only when the first is not
     // NULL. So a streamed key is evaluated when some buffered row exists (first operand) or has
     // a key (second operand), and an expression that could fail on this row fails exactly then.
-    // (A band's other bound has keys that cannot fail: the planner allows no other.)
+    // (A band's other bound has a streamed key that cannot fail: the planner allows no other.)
     val probe =
       if (sortBound.streamedKeyFirst) buffer.numRows > 0 else buffer.storedKeys.numElements() > 0
     // Probes: a key that is a column is read in place; any other is projected first.

@@ -62,6 +62,7 @@ case class PiecewiseMergeJoinExec(
 
   override lazy val metrics: Map[String, SQLMetric] = Map(
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
+    "numCandidates" -> SQLMetrics.createMetric(sparkContext, "candidate pairs examined"),
     "numStreamedRowsSkipped" ->
       SQLMetrics.createMetric(sparkContext, "streamed rows skipped by the dynamic filter"))
 
@@ -168,17 +169,18 @@ case class PiecewiseMergeJoinExec(
       payload: Broadcast[SortedBuffer],
       streamedRows: RDD[InternalRow]): RDD[InternalRow] = {
     val spec = joinSpec
+    val examined = longMetric("numCandidates")
 
     val streamedOutput = if (semantics.streamedPassEmits) {
       Some(streamedRows.mapPartitionsWithIndex { (index, rows) =>
-        spec.streamedPass(rows, payload.value, index, marks = None)
+        spec.streamedPass(rows, payload.value, index, marks = None, examined)
       })
     } else None
 
     val bufferedOutput = if (semantics.needsBufferedMatches) {
       val matches = streamedRows.mapPartitionsWithIndex { (index, rows) =>
         val marks = new Matches
-        spec.streamedPass(rows, payload.value, index, Some(marks)).foreach(_ => ())
+        spec.streamedPass(rows, payload.value, index, Some(marks), examined).foreach(_ => ())
         Iterator.single(marks)
       }.treeAggregate(new Matches)((a, b) => a.merge(b), (a, b) => a.merge(b))
       Some(emitBuffered(spec, payload, matches))

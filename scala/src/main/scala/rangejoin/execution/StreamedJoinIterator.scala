@@ -3,6 +3,7 @@ package rangejoin.execution
 import scala.util.control.NonFatal
 
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.execution.metric.SQLMetric
 
 /**
  * The join driver for one partition of the streamed side: for each streamed row it asks the
@@ -25,6 +26,8 @@ import org.apache.spark.sql.catalyst.InternalRow
  *
  * Work per streamed row: one search, plus one residual evaluation per candidate. With no
  * residual every candidate passes, so a row whose pairs are not output costs the search alone.
+ * `examined` counts the candidates looked at one by one (a run settled whole counts none): beside
+ * the output rows it shows how much the index saved, or did not.
  *
  * Semi, anti and existence rows are decided by their first passing pair, found in key order.
  * Stock Spark tries the buffered rows in broadcast order instead, so if the residual raises an
@@ -40,7 +43,8 @@ final class StreamedJoinIterator(
     streamedIsLeft: Boolean,
     emitPairs: Boolean,
     streamedEmit: RowEmit,
-    marks: Option[Matches]) extends Iterator[InternalRow] {
+    marks: Option[Matches],
+    examined: SQLMetric) extends Iterator[InternalRow] {
 
   private[this] val markOnly = marks.isDefined && !emitPairs && streamedEmit == RowEmit.Never
   private[this] val firstPassDecides = marks.isEmpty && !emitPairs
@@ -51,6 +55,7 @@ final class StreamedJoinIterator(
   private[this] var scanning = false // whether the current row's candidates remain to be scanned
   private[this] var matched = false
   private[this] var pending: InternalRow = _ // the next output row, once found
+  private[this] var looked = 0L // candidates examined for the current row, added to `examined` once
 
   override def hasNext: Boolean = pending != null || advance()
 
@@ -71,6 +76,10 @@ final class StreamedJoinIterator(
       if (scanCandidates()) return true
       pending = out.alone(current, streamedIsLeft, streamedEmit, matched)
       current = null
+      if (looked > 0) {
+        examined.add(looked)
+        looked = 0
+      }
       if (pending != null) return true
     }
     false
@@ -88,11 +97,13 @@ final class StreamedJoinIterator(
         if (matches != null) matches.markRun(finder.runFrom, finder.runUntil)
       } else if (matches == null) {
         matched = finder.next() >= 0
+        if (matched) looked += 1
       } else {
         var i = finder.next()
         while (i >= 0) {
           matches.mark(i)
           matched = true
+          looked += 1
           i = finder.next()
         }
       }
@@ -107,6 +118,7 @@ final class StreamedJoinIterator(
     if (!scanning) return false
     var i = finder.next()
     while (i >= 0) {
+      looked += 1
       if (!(markOnly && matches.isMarked(i)) && pairPasses(i)) {
         matched = true
         if (matches != null && (passes != null || !finder.isRun)) matches.mark(i)

@@ -11,9 +11,10 @@ object RangeCondition extends PredicateHelper {
 
   /**
    * The conjuncts of `condition` that drive the join, and the others, in their original order, as
-   * the residual; None when no conjunct qualifies. A conjunct qualifies when it compares an
-   * expression of one side with one of the other (`<`, `<=`, `>`, `>=`, either way round) on keys
-   * rangejoin can sort: deterministic, of one supported type, without subqueries.
+   * the residual, for a join that streams the left side or not; None when no conjunct qualifies.
+   * A conjunct qualifies when it compares an expression of one side with one of the other (`<`,
+   * `<=`, `>`, `>=`, either way round) on keys rangejoin can sort: deterministic, of one supported
+   * type, without subqueries.
    *
    * The first qualifying conjunct drives. A second one joins it, making a band, when it bounds the
    * other side from the opposite direction (`l.x >= r.lo AND l.x < r.hi`, `a.lo < b.hi AND b.lo <
@@ -21,22 +22,34 @@ object RangeCondition extends PredicateHelper {
    * interval index keeps one of them in a tree of longs).
    *
    * Spark evaluates the conjuncts in order on every pair, each only where those before it held.
-   * A conjunct that is not the first may drive only if its keys and every conjunct before it
-   * cannot fail ([[CannotFail]]): the driver evaluates its keys on rows an earlier conjunct
-   * would have rejected, and the earlier conjuncts, now residual, only on the pairs it finds, so
-   * an error Spark raises on some other pair would otherwise be lost.
+   * The join evaluates a driving conjunct's keys once per row instead, on rows an earlier conjunct
+   * would have rejected, and the conjuncts left before it, now residual, only on the pairs it
+   * finds. So an error Spark raises on some pair would be lost, or one it never raises would
+   * appear, unless:
+   *  - the first driver is the first conjunct, or its keys and every conjunct before it cannot
+   *    fail ([[CannotFail]]);
+   *  - a band's second bound has a streamed key that cannot fail, and every conjunct before it
+   *    but the first driver cannot fail. Its buffered key may fail (`f.k < d.k + 500` under ANSI):
+   *    it is evaluated once per buffered row when the broadcast is built, and if it raises on any
+   *    row the buffer stays unsorted and the join compares every pair in Spark's order, raising
+   *    exactly where Spark does (see SortedBuffer).
    */
-  def split(condition: Expression, left: LogicalPlan, right: LogicalPlan): Option[RangeBounds] = {
+  def split(
+      condition: Expression,
+      left: LogicalPlan,
+      right: LogicalPlan,
+      streamedIsLeft: Boolean): Option[RangeBounds] = {
     val conjuncts = splitConjunctivePredicates(condition)
-    val drivers = conjuncts.indices.flatMap { i =>
-      asRange(conjuncts(i), left, right)
-        .filter(p => i == 0 || (CannotFail(p.leftKey) && CannotFail(p.rightKey) &&
-          conjuncts.take(i).forall(CannotFail(_))))
-        .map(i -> _)
+    val ranges = conjuncts.indices.flatMap(i => asRange(conjuncts(i), left, right).map(i -> _))
+    val drivers = ranges.filter { case (i, p) =>
+      i == 0 || (CannotFail(p.leftKey) && CannotFail(p.rightKey) && conjuncts.take(i).forall(CannotFail(_)))
     }
     drivers.headOption.map { case (first, primary) =>
-      val second = drivers.tail.collectFirst {
-        case (j, p) if opposite(primary.op, p.op) && orderedAsLong(primary) && orderedAsLong(p) => (j, p)
+      def streamedKey(p: RangePredicate) = if (streamedIsLeft) p.leftKey else p.rightKey
+      val second = ranges.collectFirst {
+        case (j, p) if j > first && opposite(primary.op, p.op) && orderedAsLong(primary) &&
+            orderedAsLong(p) && CannotFail(streamedKey(p)) &&
+            conjuncts.indices.take(j).forall(i => i == first || CannotFail(conjuncts(i))) => (j, p)
       }
       val used = Set(first) ++ second.map(_._1)
       val residual = conjuncts.indices.filterNot(used).map(conjuncts).reduceOption(And)

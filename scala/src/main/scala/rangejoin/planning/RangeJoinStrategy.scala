@@ -59,17 +59,21 @@ case class RangeJoinStrategy(session: SparkSession) extends SparkStrategy with J
       "its condition is not deterministic, or holds a subquery or a Python UDF")
     _ <- Either.cond(!isBroadcastStage(join.left) && !isBroadcastStage(join.right), (),
       "Spark has already broadcast one of its sides")
-    range <- RangeCondition.split(condition, join.left, join.right).toRight(
-      "no conjunct compares the two sides with <, <=, > or >= on keys rangejoin can sort")
-    plan <- existenceFastPath(join, condition, range, conf).toRight(()).left.flatMap { _ =>
+    // Which conjuncts drive depends on the streamed side only for a band's second bound.
+    rangeStreamingLeft <- RangeCondition.split(condition, join.left, join.right, streamedIsLeft = true)
+      .toRight("no conjunct compares the two sides with <, <=, > or >= on keys rangejoin can sort")
+    plan <- existenceFastPath(join, condition, rangeStreamingLeft, conf).toRight(()).left.flatMap { _ =>
       for {
         buildSide <- buildSideOf(join, conf).toRight(
           "neither side is small enough to broadcast (spark.rangejoin.broadcastThreshold) or hinted")
         _ <- JoinSemantics(join.joinType, buildSide).toRight(
           s"rangejoin does not handle ${join.joinType} joins")
+        streamedIsLeft = buildSide == BuildRight
+        range <- RangeCondition.split(condition, join.left, join.right, streamedIsLeft)
+          .toRight("no conjunct compares the two sides on keys rangejoin can sort")
       } yield PiecewiseMergeJoinExec(
         range, condition, join.joinType, buildSide, planLater(join.left), planLater(join.right),
-        dynamicFilter = dynamicFilter(IndexSpec.of(range, buildSide == BuildRight).sortBound.streamedKey, conf)
+        dynamicFilter = dynamicFilter(IndexSpec.of(range, streamedIsLeft).sortBound.streamedKey, conf)
       ).withSortedBroadcast
     }
   } yield plan

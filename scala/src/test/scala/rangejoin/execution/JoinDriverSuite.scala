@@ -6,6 +6,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, UnsafeProjection}
 import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight}
 import org.apache.spark.sql.catalyst.plans._
+import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.types.{DataType, IntegerType}
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -98,7 +99,7 @@ class JoinDriverSuite extends AnyFunSuite {
         .indexWhere(_ >= n)
       if (join.semantics.streamedPassEmits) {
         val rows = new CountingRows(Iterator.range(0, streamedCount).map(streamedRec))
-        val out = join.spec.streamedPass(rows, join.payload(toRows(buffered)), 0, marks = None)
+        val out = join.spec.streamedPass(rows, join.payload(toRows(buffered)), 0, marks = None, new SQLMetric("sum"))
         val taken = 10
         out.take(taken).foreach(_ => ())
         assert(rows.pulled == needed(taken), s"$join: $taken output rows taken")

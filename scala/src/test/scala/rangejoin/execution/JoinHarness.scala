@@ -6,6 +6,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.optimizer.{BuildRight, BuildSide}
 import org.apache.spark.sql.catalyst.plans._
+import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.{BooleanType, IntegerType, StringType}
 import org.apache.spark.unsafe.types.UTF8String
@@ -132,20 +133,25 @@ object JoinHarness {
       val (streamed, buffered) = if (streamedIsLeft) (ls, rs) else (rs, ls)
       val shipped = payload(toRows(buffered))
       val streamedRows = toRows(streamed)
+      val examined = new SQLMetric("sum")
       val parts = (0 until partitions).map { p =>
         streamedRows.slice(streamedRows.length * p / partitions, streamedRows.length * (p + 1) / partitions)
       }
       val streamedOutput =
         if (!semantics.streamedPassEmits) Nil
         else parts.zipWithIndex.flatMap { case (rows, index) =>
-          spec.streamedPass(rows.iterator, shipped, index, marks = None).map(scalaValues(output)).toList
+          spec.streamedPass(rows.iterator, shipped, index, marks = None, examined).map(scalaValues(output)).toList
         }
+      // Every pair output was examined as a candidate first.
+      if (semantics.emitsPairs && semantics.streamed == RowEmit.Never) {
+        assert(examined.value >= streamedOutput.size, s"${examined.value} candidates, ${streamedOutput.size} pairs")
+      }
       val bufferedOutput =
         if (!semantics.needsBufferedMatches) Nil
         else {
           val perPartition = parts.zipWithIndex.map { case (rows, index) =>
             val marks = new Matches
-            assert(spec.streamedPass(rows.iterator, shipped, index, Some(marks)).isEmpty, "the marking pass emits nothing")
+            assert(spec.streamedPass(rows.iterator, shipped, index, Some(marks), examined).isEmpty, "the marking pass emits nothing")
             javaRoundTrip(marks)
           }
           val merged = perPartition.foldLeft(new Matches)(_.merge(_))

@@ -324,6 +324,35 @@ class RangeJoinPlanningSuite extends QueryTest with RangeJoinSharedSession with 
     checkAnswer(sql(query), stockAnswer(query))
   }
 
+  test("a band's second bound may have a buffered key that can fail, but not a streamed one") {
+    // ANSI bigint addition can overflow. Buffering r, `r.b + 500` is evaluated once per row as
+    // the broadcast is built; streaming r, it would be evaluated on rows Spark never pairs.
+    val query = "SELECT /*+ BROADCAST(%s) */ l.a, r.b FROM l JOIN r ON l.a >= r.b AND l.a < r.b + 500"
+    val band = planned(query.format("r"))
+    assert(band.range.isBand && band.simpleString(10).contains("IntervalIndex"), band.simpleString(10))
+    val single = planned(query.format("l"))
+    assert(!single.range.isBand && single.range.residual.exists(r => names(r) == Set("a", "b")), single.range)
+    // A conjunct between the bounds that can fail keeps the second bound residual.
+    val guarded = planned(
+      "SELECT /*+ BROADCAST(r) */ l.a, r.b FROM l JOIN r ON l.a >= r.b AND (l.a - r.b) % 7 <> 3 AND l.a < r.b + 500")
+    assert(!guarded.range.isBand, guarded.range)
+
+    // Where `r.b + 500` overflows on a row Spark never evaluates it for, both answer; where Spark
+    // does evaluate it, both raise the overflow.
+    val big = "9223372036854775800"
+    def overflowing(aValues: String) =
+      s"""SELECT /*+ BROADCAST(rr) */ ll.a, rr.b
+         |FROM VALUES $aValues AS ll(a) JOIN VALUES (0L), (4L), (${big}L), (NULL) AS rr(b)
+         |ON ll.a >= rr.b AND ll.a < rr.b + 500""".stripMargin
+    val answered = planned(overflowing("(1L), (5L), (CAST(NULL AS BIGINT))"))
+    assert(answered.range.isBand, answered.range)
+    val query2 = overflowing("(1L), (9223372036854775807L)")
+    val stockError = stockSpark(intercept[Exception](sql(query2).collect()))
+    val error = intercept[Exception](sql(query2).collect())
+    assert(error.getMessage.contains("ARITHMETIC_OVERFLOW") && stockError.getMessage.contains("ARITHMETIC_OVERFLOW"),
+      s"${error.getMessage}\nvs stock\n${stockError.getMessage}")
+  }
+
   // --- EXPLAIN --------------------------------------------------------------------------------
 
   test("EXPLAIN shows the operator, the index, both keys of each bound, the build side and the residual") {
