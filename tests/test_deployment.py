@@ -117,6 +117,25 @@ def test_local_cluster_executors_load_the_jar(tmp_path):
     assert result["jar"] == rangejoin.jar_path()
 
 
+def test_wheel_carries_the_jar_the_license_and_type_marker():
+    """The wheel holds the extension's jar, py.typed (PEP 561: type checkers read the package's
+    annotations) and the Apache-2.0 LICENSE that its metadata declares."""
+    import zipfile
+
+    wheel = REPO_ROOT / "dist" / f"spark_rangejoin-{rangejoin.__version__}-py3-none-any.whl"
+    assert wheel.is_file(), f"{wheel} is missing: run `make wheel` first"
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "rangejoin/py.typed" in names, names
+    assert any(n.startswith("rangejoin/jars/rangejoin-spark_2.13-") and n.endswith(".jar") for n in names), names
+    licenses = [n for n in names if n.endswith("/LICENSE") and ".dist-info/" in n]
+    assert licenses, names
+    text = zipfile.ZipFile(wheel).read(licenses[0]).decode()
+    assert "Apache License" in text and "Version 2.0" in text
+    metadata = zipfile.ZipFile(wheel).read(
+        next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    assert "License-Expression: Apache-2.0" in metadata, metadata[:1000]
+
+
 def test_fresh_virtualenv_needs_only_the_wheel(tmp_path):
     """pip install the wheel (and pyspark) into a new virtualenv: that is all a user needs."""
     wheel = REPO_ROOT / "dist" / f"spark_rangejoin-{rangejoin.__version__}-py3-none-any.whl"

@@ -9,7 +9,8 @@ import org.apache.spark.sql.catalyst.plans.ExistenceJoin
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.apache.spark.sql.internal.SQLConf
 
-import rangejoin.execution.{JoinHarness, PiecewiseMergeJoinExec, RangeOp}
+import rangejoin.execution.{JoinHarness, PiecewiseMergeJoinExec}
+import rangejoin.execution.index.RangeOp
 
 /**
  * Bugs found and fixed, each kept as the minimal reproduction that found it. Each SQL

@@ -8,6 +8,7 @@ import org.apache.spark.sql.execution.{ColumnarToRowExec, FileSourceScanExec, Fi
 import org.apache.spark.sql.execution.metric.SQLMetric
 
 import rangejoin.expressions.CannotFail
+import rangejoin.execution.index.{RangeOp, SortedBuffer}
 
 /**
  * The dynamic filter: once the buffered side is sorted, its extreme key bounds every streamed
@@ -33,7 +34,7 @@ import rangejoin.expressions.CannotFail
  * operators copied on the way to it (a whole-stage codegen node, a projection) report to copies
  * of their metrics, which the UI does not show.
  */
-object DynamicFilter {
+private[rangejoin] object DynamicFilter {
 
   /**
    * The extreme buffered key (see [[Extreme]]) that bounds `streamed op buffered`, as a literal;
@@ -123,7 +124,7 @@ object DynamicFilter {
  * A predicate that counts the rows it rejects in a SQL metric, in generated code too (a metric
  * is an accumulator: each task's count reaches the driver with the task's result).
  */
-case class CountingFilter(child: Expression, rejected: SQLMetric)
+private[rangejoin] case class CountingFilter(child: Expression, rejected: SQLMetric)
   extends UnaryExpression with Predicate {
 
   override def nullable: Boolean = false

@@ -4,6 +4,8 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Expression, UnsafeProjection}
 import org.apache.spark.sql.catalyst.types.PhysicalDataType
 
+import rangejoin.execution.index.RangeOp
+
 /**
  * The one buffered row a semi, anti or existence join with no residual needs: the one with the
  * largest key (for `streamed < buffered` and `<=`) or the smallest (`>`, `>=`). Some buffered
@@ -16,7 +18,7 @@ import org.apache.spark.sql.catalyst.types.PhysicalDataType
  * equal to 0.0, collations), the ordering its comparison operators use. NULL keys never match,
  * so they are skipped; with no key at all the buffer is empty and nothing matches.
  */
-sealed abstract class Extreme(val name: String) extends Serializable {
+private[rangejoin] sealed abstract class Extreme(val name: String) extends Serializable {
 
   protected def better(comparison: Int): Boolean
 
@@ -42,7 +44,7 @@ sealed abstract class Extreme(val name: String) extends Serializable {
   override def toString: String = name
 }
 
-object Extreme {
+private[rangejoin] object Extreme {
   case object Max extends Extreme("max") {
     override protected def better(comparison: Int): Boolean = comparison > 0
   }

@@ -10,6 +10,9 @@ import org.apache.spark.sql.catalyst.plans.physical._
 import org.apache.spark.sql.execution.{BinaryExecNode, ExplainUtils, SparkPlan}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
+import rangejoin.execution.index.{Bound, IndexSpec, RangeBounds, SortedBuffer}
+import rangejoin.execution.driver.{JoinSemantics, JoinSpec, Matches, RowEmit}
+
 /**
  * A join whose condition holds an inequality between the two sides (or two, bounding the buffered
  * side from below and above: a band) and any residual conjuncts ([[RangeBounds]]). It replaces
@@ -43,7 +46,7 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
  *                  before the join ([[DynamicFilter]]): the planner allows it only for a streamed
  *                  key that cannot fail
  */
-case class PiecewiseMergeJoinExec(
+private[rangejoin] case class PiecewiseMergeJoinExec(
     range: RangeBounds,
     condition: Expression,
     joinType: JoinType,
@@ -228,7 +231,7 @@ case class PiecewiseMergeJoinExec(
     copy(left = newLeft, right = newRight)
 }
 
-object PiecewiseMergeJoinExec {
+private[rangejoin] object PiecewiseMergeJoinExec {
   /** Buffered rows per partition of the buffered side's own output. */
   private val RowsPerBufferedSlice = 65536
 }

@@ -9,6 +9,8 @@ import org.apache.spark.sql.execution.datasources.orc.OrcFileFormat
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.types._
 
+import rangejoin.execution.index.RangeOp
+
 /**
  * The form of the dynamic filter's bound that a Parquet or ORC scan may take. A file scan skips
  * row groups (and Parquet pages, ORC index strides) whose statistics exclude a pushed filter;

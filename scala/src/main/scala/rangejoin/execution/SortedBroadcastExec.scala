@@ -13,6 +13,8 @@ import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan, SQLExecuti
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.execution.rangejoin.SparkInternals
 
+import rangejoin.execution.index.SortedBuffer
+
 /**
  * Collects the buffered side on the driver, sorts it once by `key` into a [[SortedBuffer]] payload
  * ([[SortedBroadcastMode]]) and broadcasts that: the broadcast a [[PiecewiseMergeJoinExec]] reads.
@@ -26,7 +28,7 @@ import org.apache.spark.sql.execution.rangejoin.SparkInternals
  * With `extreme` it broadcasts only the child's row with the extreme key ([[Extreme]]), found by
  * one pass over the child's partitions where they are: nothing else is collected or sorted.
  */
-case class SortedBroadcastExec(
+private[rangejoin] case class SortedBroadcastExec(
     key: Expression,
     secondKey: Option[Expression],
     child: SparkPlan,

@@ -4,6 +4,8 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Expression}
 import org.apache.spark.sql.catalyst.plans.physical.BroadcastMode
 
+import rangejoin.execution.index.SortedBuffer
+
 /**
  * Broadcasts the buffered side sorted by `key` (bound to the buffered output), as a
  * [[SortedBuffer]] payload: BroadcastExchangeExec calls `transform` once, on the driver, so the
@@ -13,7 +15,7 @@ import org.apache.spark.sql.catalyst.plans.physical.BroadcastMode
  * With `extreme`, the broadcast holds only the buffered row with that extreme key (see
  * [[Extreme]]); the payload's layout is the same.
  */
-final case class SortedBroadcastMode(
+private[rangejoin] final case class SortedBroadcastMode(
     key: Expression,
     secondKey: Option[Expression] = None,
     extreme: Option[Extreme] = None) extends BroadcastMode {
@@ -27,7 +29,7 @@ final case class SortedBroadcastMode(
     copy(key = key.canonicalized, secondKey = secondKey.map(_.canonicalized))
 }
 
-object SortedBroadcastMode {
+private[rangejoin] object SortedBroadcastMode {
 
   /**
    * The mode that sorts rows of `output` by `key`. The key is bound as nullable whatever the

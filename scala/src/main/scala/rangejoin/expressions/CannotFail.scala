@@ -32,7 +32,7 @@ import org.apache.spark.sql.types.{ByteType, DataType, DoubleType, FloatType, In
  *  - an integer's remainder by a non-zero literal (`id % 3`): a remainder never overflows, and
  *    only a zero divisor raises.
  */
-object CannotFail {
+private[rangejoin] object CannotFail {
 
   def apply(e: Expression): Boolean = e match {
     case _: Attribute | _: BoundReference | _: Literal => true

@@ -3,11 +3,11 @@ package rangejoin.planning
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 
-import rangejoin.execution.{KeyCodec, RangeBounds, RangeOp, RangePredicate}
 import rangejoin.expressions.CannotFail
+import rangejoin.execution.index.{KeyCodec, RangeBounds, RangeOp, RangePredicate}
 
 /** Splits a join condition into the comparisons that drive a range join and the residual. */
-object RangeCondition extends PredicateHelper {
+private[rangejoin] object RangeCondition extends PredicateHelper {
 
   /**
    * The conjuncts of `condition` that drive the join, and the others, in their original order, as

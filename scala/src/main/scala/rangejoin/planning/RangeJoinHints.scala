@@ -18,7 +18,7 @@ import org.apache.spark.sql.catalyst.rules.Rule
  * alone; Spark drops the hints still unresolved only after resolution. This rule runs in between,
  * when the hinted relations are resolved `SubqueryAlias`es.
  */
-case class RangeJoinHints(session: SparkSession) extends Rule[LogicalPlan] {
+private[rangejoin] case class RangeJoinHints(session: SparkSession) extends Rule[LogicalPlan] {
 
   private def hintInfo = HintInfo(strategy = Some(RangeJoinHint.INSTANCE))
 
@@ -69,7 +69,7 @@ case class RangeJoinHints(session: SparkSession) extends Rule[LogicalPlan] {
  * hinted relation (`/*+ RANGE_JOIN(b) */` over `big b`, whose column is `b`) would be resolved to
  * that column before [[RangeJoinHints]] reads it.
  */
-object RangeJoinHintNames extends Rule[LogicalPlan] {
+private[rangejoin] object RangeJoinHintNames extends Rule[LogicalPlan] {
 
   override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
     case hint @ UnresolvedHint(name, parameters, _)
@@ -82,7 +82,7 @@ object RangeJoinHintNames extends Rule[LogicalPlan] {
   }
 }
 
-object RangeJoinHints {
+private[rangejoin] object RangeJoinHints {
 
   /** The RANGE_JOIN hint on one side of a join, if any. */
   def of(side: Option[HintInfo]): Option[HintInfo] =

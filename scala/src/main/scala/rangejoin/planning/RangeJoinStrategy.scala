@@ -11,8 +11,10 @@ import org.apache.spark.sql.execution.adaptive.{BroadcastQueryStageExec, Logical
 import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
-import rangejoin.execution.{Extreme, IndexSpec, JoinSemantics, PiecewiseMergeJoinExec, RangeBounds}
+import rangejoin.execution.{Extreme, PiecewiseMergeJoinExec}
 import rangejoin.expressions.CannotFail
+import rangejoin.execution.index.{IndexSpec, RangeBounds}
+import rangejoin.execution.driver.JoinSemantics
 
 /**
  * Plans a join as a [[PiecewiseMergeJoinExec]] where Spark would compare every pair of rows: no
@@ -32,7 +34,7 @@ import rangejoin.expressions.CannotFail
  * Semi, anti and existence joins with no residual need only the subquery side's extreme key
  * ([[Extreme]]): that side is reduced to one row where it is, however large it is.
  */
-case class RangeJoinStrategy(session: SparkSession) extends SparkStrategy with JoinSelectionHelper {
+private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends SparkStrategy with JoinSelectionHelper {
 
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case join: Join =>

@@ -8,6 +8,7 @@ import org.apache.spark.sql.types.{DataType, DoubleType, IntegerType, LongType}
 import org.scalatest.funsuite.AnyFunSuite
 
 import rangejoin.execution.TestSupport._
+import rangejoin.execution.index.{BandRunFinder, CandidateFinder, IntervalFinder, KeyCodec, RangeOp, SortedBuffer}
 
 /**
  * The two band finders against their definition: for random buffers of two keys (NULLs,

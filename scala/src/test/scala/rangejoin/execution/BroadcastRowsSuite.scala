@@ -8,6 +8,8 @@ import org.apache.spark.sql.types.{DataType, IntegerType, LongType, StringType}
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
+import rangejoin.execution.index.BroadcastRows
+
 /** The broadcast payload's own serialization: every row back, bytes and field counts intact. */
 class BroadcastRowsSuite extends AnyFunSuite {
 

@@ -6,6 +6,8 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.util.ArrayData
 import org.scalatest.funsuite.AnyFunSuite
 
+import rangejoin.execution.index.{IndexSort, KeyColumn}
+
 /**
  * IndexSort sorts row indices exactly as a stable reference sort (Scala's sortBy) does, for sizes
  * on both sides of its insertion-sort cutoff and its merge steps, on inputs with many duplicates,

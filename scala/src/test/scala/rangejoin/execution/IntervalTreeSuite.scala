@@ -4,6 +4,8 @@ import scala.util.Random
 
 import org.scalatest.funsuite.AnyFunSuite
 
+import rangejoin.execution.index.IntervalTree
+
 /**
  * The interval tree against its definition: for random keys (duplicates, extremes, every size up
  * to a few complete trees and between), every (p, lower, inclusive) finds exactly the positions

@@ -10,6 +10,9 @@ import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.types.{DataType, IntegerType}
 import org.scalatest.funsuite.AnyFunSuite
 
+import rangejoin.execution.index.RangeOp
+import rangejoin.execution.driver.JoinSemantics
+
 /**
  * The core proof that one driver gets every join type right: for every (join type, build side)
  * JoinSemantics supports, every RangeOp, with no residual and with residuals, the output of

@@ -12,6 +12,8 @@ import org.apache.spark.sql.types.{BooleanType, IntegerType, StringType}
 import org.apache.spark.unsafe.types.UTF8String
 
 import rangejoin.execution.TestSupport._
+import rangejoin.execution.index.{IndexSpec, RangeBounds, RangeOp, RangePredicate, SortedBuffer}
+import rangejoin.execution.driver.{JoinSemantics, JoinSpec, Matches, RowEmit}
 
 /**
  * Drives JoinSpec as PiecewiseMergeJoinExec wires it, on rows given in the test, and defines each

@@ -8,6 +8,7 @@ import org.apache.spark.sql.types._
 import org.scalatest.funsuite.AnyFunSuite
 
 import rangejoin.execution.TestSupport._
+import rangejoin.execution.index.{KeyCodec, RangeOp}
 
 /**
  * The order-preserving long encodings agree with Spark's order: `sortableDouble` with

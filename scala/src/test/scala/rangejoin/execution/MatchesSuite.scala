@@ -5,6 +5,7 @@ import scala.util.Random
 import org.scalatest.funsuite.AnyFunSuite
 
 import rangejoin.execution.TestSupport._
+import rangejoin.execution.driver.Matches
 
 /**
  * Matches marks exactly what a naive Set[Int] model marks, over random sequences of markRun,

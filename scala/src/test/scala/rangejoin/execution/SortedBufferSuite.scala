@@ -8,6 +8,7 @@ import org.apache.spark.sql.types.{DataType, IntegerType, StringType}
 import org.scalatest.funsuite.AnyFunSuite
 
 import rangejoin.execution.TestSupport._
+import rangejoin.execution.index.SortedBuffer
 
 /**
  * SortedBuffer.build when the key cannot be evaluated on every row: whichever row raises the error

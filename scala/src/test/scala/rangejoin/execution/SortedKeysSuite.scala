@@ -8,6 +8,7 @@ import org.apache.spark.sql.types.{DataType, IntegerType}
 import org.scalatest.funsuite.AnyFunSuite
 
 import rangejoin.execution.TestSupport._
+import rangejoin.execution.index.{KeyCodec, RangeOp, SortedBuffer, SortedRunFinder}
 
 /**
  * The search every range join reduces to, for every key type rangejoin supports: for random

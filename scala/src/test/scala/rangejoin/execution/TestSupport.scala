@@ -8,6 +8,8 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.types.DataType
 
+import rangejoin.execution.index.RangeOp
+
 /** Rows, comparisons and serialization shared by the execution suites; no SparkSession. */
 object TestSupport {
 

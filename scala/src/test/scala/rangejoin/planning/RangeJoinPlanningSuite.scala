@@ -13,7 +13,8 @@ import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.{BooleanType, DataType}
 
 import rangejoin.{RangeJoinConf, RangeJoinSharedSession}
-import rangejoin.execution.{PiecewiseMergeJoinExec, RangeOp}
+import rangejoin.execution.PiecewiseMergeJoinExec
+import rangejoin.execution.index.RangeOp
 
 /**
  * Which joins RangeJoinStrategy takes, with which keys and build side, and which it leaves to

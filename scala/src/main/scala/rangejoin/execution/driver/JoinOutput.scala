@@ -1,4 +1,4 @@
-package rangejoin.execution
+package rangejoin.execution.driver
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
@@ -12,7 +12,7 @@ import org.apache.spark.sql.types.BooleanType
  * row (or NULLs), or for an existence join the left row and its flag. Pairs are laid out that way
  * whichever side is streamed, so that the residual binds to `left ++ right` as in Spark's joins.
  */
-final class JoinOutput(
+private[rangejoin] final class JoinOutput(
     output: Seq[Attribute],
     left: Seq[Attribute],
     right: Seq[Attribute],

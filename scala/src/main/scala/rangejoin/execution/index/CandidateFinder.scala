@@ -1,4 +1,4 @@
-package rangejoin.execution
+package rangejoin.execution.index
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.SpecializedGetters
@@ -12,7 +12,7 @@ import org.apache.spark.sql.catalyst.expressions.SpecializedGetters
  * Where the candidates are one run of positions [runFrom, runUntil) (`isRun`), the driver may
  * use the run as a whole: to decide a row, or mark every candidate, in O(1).
  */
-abstract class CandidateFinder {
+private[rangejoin] abstract class CandidateFinder {
 
   /** Positions the search for `streamed`. */
   def find(streamed: InternalRow): Unit
@@ -29,7 +29,7 @@ abstract class CandidateFinder {
 }
 
 /** A finder whose candidates are always one run: `next()` walks it. */
-abstract class RunFinder extends CandidateFinder {
+private[rangejoin] abstract class RunFinder extends CandidateFinder {
   protected var start = 0
   protected var end = 0
   private[this] var pos = 0
@@ -62,7 +62,7 @@ abstract class RunFinder extends CandidateFinder {
  * pair it with): the key is then not evaluated either, so an expression that could raise an
  * error on this row does not.
  */
-final class SortedRunFinder(
+private[rangejoin] final class SortedRunFinder(
     keys: SortedKeys,
     op: RangeOp,
     streamedKey: InternalRow => InternalRow,
@@ -95,7 +95,7 @@ final class SortedRunFinder(
 }
 
 /** Every buffered row is a candidate: the nested-loop finder, for an unsorted buffer. */
-final class EveryRowFinder(numRows: Int) extends RunFinder {
+private[rangejoin] final class EveryRowFinder(numRows: Int) extends RunFinder {
   override protected def locate(streamed: InternalRow): Unit = {
     start = 0
     end = numRows
@@ -109,7 +109,7 @@ final class EveryRowFinder(numRows: Int) extends RunFinder {
  * field 0 and the upper bound's in field 1. Two searches over one set of keys, each with its own
  * probe. `probe` is as for [[SortedRunFinder]].
  */
-final class BandRunFinder(
+private[rangejoin] final class BandRunFinder(
     lowerKeys: SortedKeys,
     lowerOp: RangeOp,
     upperKeys: SortedKeys,
@@ -146,7 +146,7 @@ final class BandRunFinder(
  * `probes(row)` holds the lower bound's streamed key in field 0 (read as a long with
  * `encodeLower`) and the upper bound's in field 1.
  */
-final class IntervalFinder(
+private[rangejoin] final class IntervalFinder(
     upperKeys: SortedKeys,
     upperOp: RangeOp,
     lowerOp: RangeOp,

@@ -1,4 +1,4 @@
-package rangejoin.execution
+package rangejoin.execution.index
 
 import org.apache.spark.sql.catalyst.expressions.Expression
 
@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.expressions.Expression
  * each key over one side; `leftKeyFirst` says whether the left key is the comparison's first
  * operand (Spark evaluates the second only when the first is not NULL).
  */
-final case class RangePredicate(leftKey: Expression, op: RangeOp, rightKey: Expression, leftKeyFirst: Boolean) {
+private[rangejoin] final case class RangePredicate(leftKey: Expression, op: RangeOp, rightKey: Expression, leftKeyFirst: Boolean) {
   override def toString: String = s"$leftKey $op $rightKey"
 }
 
@@ -16,7 +16,7 @@ final case class RangePredicate(leftKey: Expression, op: RangeOp, rightKey: Expr
  * for, the streamed key is the probe. `op` Lt/Le bounds the buffered key from below (it must be
  * above the probe), Gt/Ge from above.
  */
-final case class Bound(streamedKey: Expression, op: RangeOp, bufferedKey: Expression, streamedKeyFirst: Boolean) {
+private[rangejoin] final case class Bound(streamedKey: Expression, op: RangeOp, bufferedKey: Expression, streamedKeyFirst: Boolean) {
   def boundsBufferedFromBelow: Boolean = op == RangeOp.Lt || op == RangeOp.Le
 }
 
@@ -30,7 +30,7 @@ final case class Bound(streamedKey: Expression, op: RangeOp, bufferedKey: Expres
  * other conjuncts, in their original order. The one place left/right becomes streamed/buffered is
  * `oriented`.
  */
-final case class RangeBounds(predicates: Seq[RangePredicate], residual: Option[Expression]) {
+private[rangejoin] final case class RangeBounds(predicates: Seq[RangePredicate], residual: Option[Expression]) {
   require(predicates.size == 1 || predicates.size == 2, predicates)
 
   def isBand: Boolean = predicates.size == 2

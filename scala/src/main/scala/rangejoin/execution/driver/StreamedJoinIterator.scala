@@ -1,9 +1,11 @@
-package rangejoin.execution
+package rangejoin.execution.driver
 
 import scala.util.control.NonFatal
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.execution.metric.SQLMetric
+
+import rangejoin.execution.index.{CandidateFinder, SortedBuffer}
 
 /**
  * The join driver for one partition of the streamed side: for each streamed row it asks the
@@ -34,7 +36,7 @@ import org.apache.spark.sql.execution.metric.SQLMetric
  * error here, the candidates are replayed in Spark's order: the error stands only if Spark would
  * reach it before a passing pair. That costs nothing until a residual actually fails.
  */
-final class StreamedJoinIterator(
+private[rangejoin] final class StreamedJoinIterator(
     streamed: Iterator[InternalRow],
     finder: CandidateFinder,
     buffered: SortedBuffer,

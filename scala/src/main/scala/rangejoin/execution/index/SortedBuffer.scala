@@ -1,4 +1,4 @@
-package rangejoin.execution
+package rangejoin.execution.index
 
 import scala.util.control.NonFatal
 
@@ -26,7 +26,7 @@ import org.apache.spark.sql.catalyst.util.ArrayData
  * pair, as BroadcastNestedLoopJoin does, so the error surfaces exactly when stock Spark would
  * raise it (and not, for example, when the other side is empty).
  */
-final class SortedBuffer private (
+private[rangejoin] final class SortedBuffer private (
     payload: BroadcastRows,
     val isSorted: Boolean,
     keys: ArrayData,
@@ -49,7 +49,7 @@ final class SortedBuffer private (
   def storedKeys: ArrayData = keys
 }
 
-object SortedBuffer {
+private[rangejoin] object SortedBuffer {
 
   /**
    * Sorts `rows` (UnsafeRows) by `key` (bound to the rows) into the payload described above;

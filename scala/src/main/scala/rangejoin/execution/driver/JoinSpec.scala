@@ -1,8 +1,10 @@
-package rangejoin.execution
+package rangejoin.execution.driver
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, BoundReference, Expression, Predicate, UnsafeProjection}
 import org.apache.spark.sql.execution.metric.SQLMetric
+
+import rangejoin.execution.index.{BandRunFinder, Bound, CandidateFinder, EveryRowFinder, IndexSpec, IntervalFinder, KeyCodec, SortedBuffer, SortedRunFinder}
 
 /**
  * What a task needs to run its part of a piecewise merge join, and nothing of the plan: it is
@@ -14,7 +16,7 @@ import org.apache.spark.sql.execution.metric.SQLMetric
  * @param condition      the whole condition, for a buffer left unsorted (see [[SortedBuffer]])
  * @param exists         the flag attribute of an existence join
  */
-final case class JoinSpec(
+private[rangejoin] final case class JoinSpec(
     semantics: JoinSemantics,
     index: IndexSpec,
     residual: Option[Expression],

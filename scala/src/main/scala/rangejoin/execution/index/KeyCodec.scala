@@ -1,4 +1,4 @@
-package rangejoin.execution
+package rangejoin.execution.index
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{SpecializedGetters, UnsafeArrayData}
@@ -16,7 +16,7 @@ import org.apache.spark.sql.types._
  * stored as order-preserving longs; the others keep their value and use Spark's interpreted
  * ordering for their type, so they agree with Spark by construction.
  */
-sealed abstract class KeyCodec extends Serializable {
+private[rangejoin] sealed abstract class KeyCodec extends Serializable {
 
   def keyType: DataType
 
@@ -30,7 +30,7 @@ sealed abstract class KeyCodec extends Serializable {
   def sortedKeys(stored: ArrayData): SortedKeys
 }
 
-object KeyCodec {
+private[rangejoin] object KeyCodec {
 
   def apply(keyType: DataType): KeyCodec =
     longEncoder(keyType).map(LongCodec(keyType, _)).getOrElse(OrderedCodec(keyType))
@@ -72,7 +72,7 @@ object KeyCodec {
 }
 
 /** Keys whose order is a long's, stored as those longs. */
-final case class LongCodec(keyType: DataType, encode: (SpecializedGetters, Int) => Long)
+private[rangejoin] final case class LongCodec(keyType: DataType, encode: (SpecializedGetters, Int) => Long)
   extends KeyCodec {
 
   override def storedType: DataType = LongType
@@ -91,7 +91,7 @@ final case class LongCodec(keyType: DataType, encode: (SpecializedGetters, Int) 
 }
 
 /** Keys stored as their values and compared with Spark's interpreted ordering for the type. */
-final case class OrderedCodec(keyType: DataType) extends KeyCodec {
+private[rangejoin] final case class OrderedCodec(keyType: DataType) extends KeyCodec {
 
   override def storedType: DataType = keyType
 

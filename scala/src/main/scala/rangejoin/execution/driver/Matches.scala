@@ -1,4 +1,4 @@
-package rangejoin.execution
+package rangejoin.execution.driver
 
 /**
  * Which buffered rows had a passing pair: in one task, then merged over all tasks through Spark
@@ -10,7 +10,7 @@ package rangejoin.execution
  * that does not touch the interval goes to a bitset (word by word), as do rows marked one by one
  * (a residual decided, or an interval index's candidates).
  */
-final class Matches extends Serializable {
+private[rangejoin] final class Matches extends Serializable {
 
   private var lo = 0
   private var hi = 0 // [lo, hi) empty while lo == hi

@@ -1,4 +1,4 @@
-package rangejoin.execution
+package rangejoin.execution.index
 
 /**
  * The interval index's search structure: positions 0 until n, sorted by their first key `a`,
@@ -18,7 +18,7 @@ package rangejoin.execution
  * Positions past n in the padded tree hold no row: they take part in the maxima as Long.MinValue
  * and are never reported.
  */
-final class IntervalTree(private val b: Array[Long]) extends Serializable {
+private[rangejoin] final class IntervalTree(private val b: Array[Long]) extends Serializable {
 
   val n: Int = b.length
 
@@ -58,7 +58,7 @@ final class IntervalTree(private val b: Array[Long]) extends Serializable {
   private def root: Int = if (levels == 0) -1 else (1 << (levels - 1)) - 1
 }
 
-object IntervalTree {
+private[rangejoin] object IntervalTree {
 
   /**
    * Enumerates the positions i < p with `b(i) > lower` (`>=` when `inclusive`), in no particular

@@ -1,7 +1,7 @@
-package rangejoin.execution
+package rangejoin.execution.index
 
 /** One of the four inequalities a piecewise merge join drives on, read as `x op y`. */
-sealed abstract class RangeOp(val symbol: String) extends Serializable {
+private[rangejoin] sealed abstract class RangeOp(val symbol: String) extends Serializable {
 
   /** The operator stating the same relation with the operands swapped: `x op y` iff `y op.flip x`. */
   def flip: RangeOp
@@ -12,7 +12,7 @@ sealed abstract class RangeOp(val symbol: String) extends Serializable {
   override def toString: String = symbol
 }
 
-object RangeOp {
+private[rangejoin] object RangeOp {
   case object Lt extends RangeOp("<") {
     def flip: RangeOp = Gt
     def holds(comparison: Int): Boolean = comparison < 0

@@ -1,4 +1,4 @@
-package rangejoin.execution
+package rangejoin.execution.index
 
 import org.apache.spark.sql.catalyst.expressions.Expression
 
@@ -13,7 +13,7 @@ import org.apache.spark.sql.catalyst.expressions.Expression
  *                                                 other in an interval tree
  * }}}
  */
-sealed abstract class IndexSpec(val name: String) extends Serializable {
+private[rangejoin] sealed abstract class IndexSpec(val name: String) extends Serializable {
   /** The bounds, the one that sorts the buffer first. */
   def bounds: Seq[Bound]
   /**
@@ -26,7 +26,7 @@ sealed abstract class IndexSpec(val name: String) extends Serializable {
   def secondKey: Option[Expression] = None
 }
 
-object IndexSpec {
+private[rangejoin] object IndexSpec {
   final case class SortedRun(bound: Bound) extends IndexSpec("SortedRun") {
     override def bounds: Seq[Bound] = Seq(bound)
   }

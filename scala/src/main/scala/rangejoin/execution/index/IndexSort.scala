@@ -1,4 +1,4 @@
-package rangejoin.execution
+package rangejoin.execution.index
 
 /**
  * A stable merge sort of row indices by their keys. Sorting `Array[Int]` through

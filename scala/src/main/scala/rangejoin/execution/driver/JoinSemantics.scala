@@ -1,12 +1,12 @@
-package rangejoin.execution
+package rangejoin.execution.driver
 
 import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight, BuildSide}
 import org.apache.spark.sql.catalyst.plans._
 
 /** What a join emits for a row of one side on its own, given whether any pair with it passed. */
-sealed trait RowEmit extends Serializable
+private[rangejoin] sealed trait RowEmit extends Serializable
 
-object RowEmit {
+private[rangejoin] object RowEmit {
   /** Nothing: the row appears only inside pairs (inner joins, and the non-preserved side). */
   case object Never extends RowEmit
   /** Once, padded with NULLs, when it had no passing pair (the preserved side of outer joins). */
@@ -28,7 +28,7 @@ object RowEmit {
  * What the streamed side emits is known per streamed row. What the buffered side emits depends
  * on every streamed row, so it is decided after all of them, from the merged [[Matches]].
  */
-final case class JoinSemantics(emitsPairs: Boolean, streamed: RowEmit, buffered: RowEmit) {
+private[rangejoin] final case class JoinSemantics(emitsPairs: Boolean, streamed: RowEmit, buffered: RowEmit) {
 
   /** Whether the pass over the streamed rows outputs anything. */
   def streamedPassEmits: Boolean = emitsPairs || streamed != RowEmit.Never
@@ -37,7 +37,7 @@ final case class JoinSemantics(emitsPairs: Boolean, streamed: RowEmit, buffered:
   def needsBufferedMatches: Boolean = buffered != RowEmit.Never
 }
 
-object JoinSemantics {
+private[rangejoin] object JoinSemantics {
   import RowEmit._
 
   /** The semantics of `joinType` with `buildSide` buffered; None for join types not handled. */

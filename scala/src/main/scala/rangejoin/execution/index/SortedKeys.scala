@@ -1,4 +1,4 @@
-package rangejoin.execution
+package rangejoin.execution.index
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.SpecializedGetters
@@ -23,7 +23,7 @@ import org.apache.spark.sql.catalyst.util.ArrayData
  * A subclass holds the keys in one stored form and compares key i with a probe: the streamed
  * key, loaded once per streamed row. Instances are per task (the probe is mutable state).
  */
-abstract class SortedKeys {
+private[rangejoin] abstract class SortedKeys {
 
   def size: Int
 
@@ -56,7 +56,7 @@ abstract class SortedKeys {
 }
 
 /** Keys stored as order-preserving longs (see [[KeyCodec]]): one primitive compare each. */
-final class LongKeys(keys: ArrayData, encode: (SpecializedGetters, Int) => Long)
+private[rangejoin] final class LongKeys(keys: ArrayData, encode: (SpecializedGetters, Int) => Long)
   extends SortedKeys {
 
   override val size: Int = keys.numElements()
@@ -72,7 +72,7 @@ final class LongKeys(keys: ArrayData, encode: (SpecializedGetters, Int) => Long)
 }
 
 /** Keys stored as their values, compared with Spark's own ordering for their type. */
-final class OrderedKeys(
+private[rangejoin] final class OrderedKeys(
     keys: ArrayData,
     read: (SpecializedGetters, Int) => Any,
     ordering: Ordering[Any]) extends SortedKeys {

@@ -1,4 +1,4 @@
-package rangejoin.execution
+package rangejoin.execution.index
 
 import java.io.{DataInput, DataOutput, Externalizable, ObjectInput, ObjectOutput}
 
@@ -15,7 +15,7 @@ import org.apache.spark.unsafe.Platform
  * header and back-reference entry: about 1.4 s for a million rows. Here they are written as one
  * stream of (field count, size, bytes) records, and read back into rows over one byte array.
  */
-final class BroadcastRows(private var data: Array[InternalRow])
+private[rangejoin] final class BroadcastRows(private var data: Array[InternalRow])
   extends Externalizable with KryoSerializable {
 
   def this() = this(null) // for deserialization
