@@ -69,6 +69,23 @@ class BandJoinSuite extends RangeJoinQueries {
     assert(points.map(_.simpleString(10)).exists(_.contains("BandRun")), points)
   }
 
+  test("the candidates metric: an interval index examines its matches, a residual's rejects too") {
+    def metrics(query: String) = {
+      val Seq(join) = rangeJoins(assertAsStock(query))
+      (join.metrics("numCandidates").value, join.metrics("numOutputRows").value, join.simpleString(10))
+    }
+    val band = "SELECT /*+ BROADCAST(iv) */ * FROM pt JOIN iv ON pt.x BETWEEN iv.lo AND iv.hi"
+    val (examined, output, plan) = metrics(band)
+    assert(plan.contains("IntervalIndex") && output > 0 && examined == output, (examined, output, plan))
+    val (withResidual, residualOutput, _) = metrics(band + " AND (pt.pid + iv.iid) % 2 = 0")
+    assert(withResidual == output && residualOutput < output, (withResidual, residualOutput, output))
+    // One bound, the other residual (strings are not ordered as longs): about every row below x.
+    val strings = "SELECT /*+ BROADCAST(iv) */ * FROM (SELECT pid, CAST(x AS STRING) AS x FROM pt) p " +
+      "JOIN (SELECT iid, CAST(lo AS STRING) AS lo, CAST(hi AS STRING) AS hi FROM iv) i ON p.x BETWEEN i.lo AND i.hi"
+    val (stringExamined, stringOutput, stringPlan) = metrics(strings)
+    assert(stringPlan.contains("SortedRun") && stringExamined > stringOutput, (stringExamined, stringOutput, stringPlan))
+  }
+
   test("a larger band join, in several partitions, with AQE and code generation off too") {
     spark.range(0, 20000, 1, 4).selectExpr("id AS pid", "(id * 7919) % 100000 AS x").createOrReplaceTempView("bigp")
     spark.range(0, 3000, 1, 3).selectExpr("id AS iid", "(id * 104729) % 100000 AS lo",
