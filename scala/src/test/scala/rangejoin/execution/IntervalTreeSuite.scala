@@ -47,6 +47,39 @@ class IntervalTreeSuite extends AnyFunSuite {
     assert(Iterator.continually(cursor.next()).takeWhile(_ >= 0).toSeq.sorted == Seq(0, 1))
   }
 
+  test("a million sparse intervals (a point in one or two), and one long interval among them") {
+    // Starts 10 apart, length 12: most points are in one or two intervals. Then interval 0 is made
+    // to reach past every point, so every prefix maximum passes and the scan cannot stop early.
+    val n = 1 << 20
+    for (longFirst <- Seq(false, true)) {
+      val b = Array.tabulate(n)(i => i * 10L + 12)
+      if (longFirst) b(0) = Long.MaxValue
+      val tree = new IntervalTree(b)
+      val cursor = tree.cursor()
+      val start = System.nanoTime()
+      var total = 0L
+      var expected = 0L
+      var q = 0
+      while (q < 1000000) {
+        val x = (q * 7919L) % (n * 10L)
+        cursor.start((x / 10 + 1).toInt, x, inclusive = true) // a = 10 i <= x and b >= x
+        while (cursor.next() >= 0) total += 1
+        // Only intervals last and last - 1 may contain x (b = 10 i + 12), besides a long interval 0.
+        val last = (x / 10).toInt
+        var i = last
+        while (i >= 0 && i >= last - 1) {
+          if (b(i) >= x) expected += 1
+          i -= 1
+        }
+        if (longFirst && last - 1 > 0) expected += 1
+        q += 1
+      }
+      info(s"1,000,000 searches${if (longFirst) " with one long interval" else ""} in " +
+        s"${(System.nanoTime() - start) / 1000000} ms, $total found")
+      assert(total == expected)
+    }
+  }
+
   test("a million short intervals: each point finds exactly the intervals that contain it") {
     // Sorted by a, with b close to a (short intervals): a point's matches are a few positions.
     val n = 1 << 20

@@ -17,6 +17,12 @@ package rangejoin.execution.index
  * }}}
  * Positions past n in the padded tree hold no row: they take part in the maxima as Long.MinValue
  * and are never reported.
+ *
+ * Most intervals are short: a point's matches sit just before p, and from the root the tree
+ * would still visit about 2 log n nodes to reach them. So a search first scans back from p - 1
+ * over at most [[IntervalTree.ScanWindow]] positions, stopping for good at the first position
+ * whose prefix maximum of `b` fails the bound (no earlier position can pass); only if the window
+ * runs out does the tree search the positions before it. Cost: O(min(k, window) + log n + k).
  */
 private[rangejoin] final class IntervalTree(private val b: Array[Long]) extends Serializable {
 
@@ -52,6 +58,17 @@ private[rangejoin] final class IntervalTree(private val b: Array[Long]) extends 
     m
   }
 
+  /** prefixMaxB(i): the largest b among positions 0..i. */
+  private val prefixMaxB: Array[Long] = {
+    val m = new Array[Long](n)
+    var i = 0
+    while (i < n) {
+      m(i) = if (i == 0) b(0) else math.max(m(i - 1), b(i))
+      i += 1
+    }
+    m
+  }
+
   /** A search over this tree; one per task (it keeps its traversal stack). */
   def cursor(): IntervalTree.Cursor = new IntervalTree.Cursor(this)
 
@@ -60,6 +77,9 @@ private[rangejoin] final class IntervalTree(private val b: Array[Long]) extends 
 
 private[rangejoin] object IntervalTree {
 
+  /** Positions a search scans back from p before it turns to the tree. */
+  val ScanWindow = 32
+
   /**
    * Enumerates the positions i < p with `b(i) > lower` (`>=` when `inclusive`), in no particular
    * order: `start`, then `next()` until it returns -1.
@@ -67,6 +87,7 @@ private[rangejoin] object IntervalTree {
   final class Cursor private[IntervalTree] (tree: IntervalTree) {
     private[this] val b = tree.b
     private[this] val maxB = tree.maxB
+    private[this] val prefixMaxB = tree.prefixMaxB
     private[this] val n = tree.n
     // Nodes still to visit, with their levels; a path is at most `levels` deep, and each
     // visit pushes at most two.
@@ -76,15 +97,20 @@ private[rangejoin] object IntervalTree {
     private[this] var p = 0
     private[this] var lower = 0L
     private[this] var inclusive = false
+    private[this] var scan = -1 // the next position the backward scan checks
+    private[this] var scanStop = 0 // where the scan hands over to the tree, which covers [0, scanStop)
+    private[this] var treePending = false
 
     private def passes(v: Long): Boolean = v > lower || (inclusive && v == lower)
 
     def start(p: Int, lower: Long, inclusive: Boolean): Unit = {
-      this.p = math.min(p, n)
+      this.p = math.max(0, math.min(p, n))
       this.lower = lower
       this.inclusive = inclusive
       top = 0
-      if (this.p > 0 && tree.root >= 0) push(tree.root, tree.levels - 1)
+      scan = this.p - 1
+      scanStop = math.max(0, this.p - ScanWindow)
+      treePending = true
     }
 
     private def push(node: Int, level: Int): Unit = {
@@ -95,6 +121,21 @@ private[rangejoin] object IntervalTree {
 
     /** The next position found, or -1 when there is none. */
     def next(): Int = {
+      while (scan >= scanStop) {
+        val i = scan
+        scan -= 1
+        if (!passes(prefixMaxB(i))) { // nothing at or before i passes: the search is over
+          scan = -1
+          treePending = false
+          return -1
+        }
+        if (passes(b(i))) return i
+      }
+      if (treePending) {
+        treePending = false
+        p = scanStop
+        if (p > 0 && tree.root >= 0) push(tree.root, tree.levels - 1)
+      }
       while (top > 0) {
         top -= 1
         val node = nodes(top)
