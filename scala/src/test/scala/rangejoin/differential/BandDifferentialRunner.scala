@@ -1,0 +1,157 @@
+package rangejoin.differential
+
+import scala.collection.mutable
+import scala.util.{Failure, Success, Try}
+
+import org.apache.spark.SparkThrowable
+import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
+import org.apache.spark.sql.execution.joins.{BroadcastNestedLoopJoinExec, CartesianProductExec}
+import org.apache.spark.sql.internal.SQLConf
+
+import rangejoin.RangeJoinConf
+import rangejoin.execution.PiecewiseMergeJoinExec
+
+/**
+ * Runs a [[BandCase]] twice on one session, with rangejoin off (stock Spark) and on, and checks:
+ *  - both give the same rows as multisets, or both raise an error of the same condition;
+ *  - stock Spark's plan has no PiecewiseMergeJoin, and rangejoin's plan has one exactly when the
+ *    case expects it and stock Spark planned a nested loop join (the optimizer removes a join
+ *    with an empty side altogether);
+ *  - the index rangejoin chose, as its simpleString names it, is the one the case expects
+ *    ([[BandCase.indexExpectation]]): a band where the band's conjuncts can pair, a SortedRun
+ *    where they cannot.
+ * Plans are read before adaptive execution (`sparkPlan`), which is deterministic; whether the
+ * operator survived adaptive re-planning is counted from the executed plan.
+ *
+ * The same checks as [[DifferentialRunner]], over the band cases' tables and expectations.
+ */
+final class BandDifferentialRunner(spark: SparkSession) extends AdaptiveSparkPlanHelper {
+
+  var cases = 0
+  var plannedRangeJoin = 0
+  var executedRangeJoin = 0
+  var bothRaised = 0
+  /** Planned joins by the index their simpleString names. */
+  val byIndex: mutable.Map[String, Int] = mutable.TreeMap.empty[String, Int].withDefaultValue(0)
+  /** Planned joins whose index the case asserted (a band, or a SortedRun). */
+  var indexAsserted = 0
+
+  private val IndexName = """, (SortedRun|BandRun|IntervalIndex) \(""".r
+
+  def check(c: BandCase, conf: Seq[(String, String)]): Unit = {
+    register(c)
+    val (stockPlan, stock, _) = run(c, conf :+ (RangeJoinConf.Enabled -> "false"))
+    val (ourPlan, ours, ourFinal) = run(c, conf :+ (RangeJoinConf.Enabled -> "true"))
+    def describe = s"$c\n  query: ${c.sql}\n  L: ${data(c, Side.Left)}\n  R: ${data(c, Side.Right)}\n" +
+      s"  stock plan:\n$stockPlan\n  rangejoin plan:\n$ourPlan"
+
+    val stockNestedLoop = stockPlan.exists {
+      case _: BroadcastNestedLoopJoinExec | _: CartesianProductExec => true
+      case _ => false
+    }
+    val joins = ourPlan.collect { case j: PiecewiseMergeJoinExec => j }
+    val planned = joins.nonEmpty
+    assert(!stockPlan.exists(_.isInstanceOf[PiecewiseMergeJoinExec]), s"rangejoin off but used: $describe")
+    val ansi = withConf(conf)(spark.conf.get(SQLConf.ANSI_ENABLED.key).toBoolean)
+    val expected = stockNestedLoop && c.rangeJoinExpected(ansi)
+    assert(planned == expected, s"expected ${if (expected) "a" else "no"} PiecewiseMergeJoin: $describe")
+
+    for (join <- joins.headOption) {
+      val described = join.simpleString(Int.MaxValue)
+      val index = IndexName.findFirstMatchIn(described).map(_.group(1))
+        .getOrElse(throw new AssertionError(s"no index named in '$described': $describe"))
+      byIndex(index) += 1
+      c.indexExpectation(ansi) match {
+        case IndexExpectation.Band(exact) =>
+          assert(index == "BandRun" || index == "IntervalIndex", s"expected a band, got $index: $describe")
+          exact(join.buildSide).foreach { name =>
+            assert(index == name, s"expected $name with ${join.buildSide}, got $index: $describe")
+          }
+          indexAsserted += 1
+        case IndexExpectation.SortedRun =>
+          assert(index == "SortedRun", s"expected a SortedRun, got $index: $describe")
+          indexAsserted += 1
+        case IndexExpectation.Unchecked =>
+      }
+    }
+
+    (stock, ours) match {
+      case (Rows(a), Rows(b)) =>
+        assert(a == b, s"answers differ: $describe\n${diff(a, b)}")
+      case (Raised(a, _), Raised(b, _)) =>
+        assert(a == b, s"errors differ: stock $a, rangejoin $b: $describe")
+        bothRaised += 1
+      case (a, b) => throw new AssertionError(s"stock gave ${brief(a)}, rangejoin gave ${brief(b)}: $describe")
+    }
+    cases += 1
+    if (planned) plannedRangeJoin += 1
+    if (ourFinal.exists(find(_)(_.isInstanceOf[PiecewiseMergeJoinExec]).isDefined)) executedRangeJoin += 1
+  }
+
+  def summary(name: String): String = {
+    val indexes = byIndex.map { case (k, v) => s"$v $k" }.mkString(", ")
+    s"$name: $cases cases, $plannedRangeJoin planned PiecewiseMergeJoin ($indexes; $indexAsserted " +
+      s"asserted), $executedRangeJoin executed it, $bothRaised raised the same error in both"
+  }
+
+  /** A side's rows, (id, x, lo, hi, v) each, to reproduce a failure from its message. */
+  private def data(c: BandCase, side: Side): String = BandTables.rows(c, side).map(render).mkString(" ")
+
+  private def register(c: BandCase): Unit = {
+    def table(side: Side, name: String): Unit = {
+      val rows = BandTables.rows(c, side)
+      val df = spark.createDataFrame(java.util.Arrays.asList(rows: _*), BandTables.schema(c.keyType.dataType))
+      val parts = if (side == Side.Left) c.partitions._1 else c.partitions._2
+      (if (parts > 1) df.repartition(parts) else df).createOrReplaceTempView(name)
+    }
+    table(Side.Left, "L")
+    table(Side.Right, "R")
+  }
+
+  /** The query's plan before adaptive execution, its outcome, and its executed plan. */
+  private def run(c: BandCase, conf: Seq[(String, String)]): (SparkPlan, Outcome, Option[SparkPlan]) =
+    withConf(conf) {
+      val df: DataFrame = spark.sql(c.sql)
+      val plan = df.queryExecution.sparkPlan
+      Try(df.collect().toSeq) match {
+        case Success(rows) => (plan, Rows(rows.map(render).sorted), Some(df.queryExecution.executedPlan))
+        case Failure(e) => (plan, raised(e), None)
+      }
+    }
+
+  private def raised(e: Throwable): Raised = {
+    val chain = Iterator.iterate(e)(_.getCause).takeWhile(_ != null).toSeq
+    val condition = chain.collectFirst {
+      case t: SparkThrowable if t.getCondition != null => t.getCondition
+    }.getOrElse(chain.last.getClass.getName)
+    Raised(condition, e.getMessage)
+  }
+
+  private def brief(o: Outcome): String = o match {
+    case Rows(rows) => s"${rows.size} rows: ${rows.take(10).mkString(" ")}"
+    case Raised(condition, message) => s"$condition (${message.linesIterator.take(2).mkString(" ")})"
+  }
+
+  private def render(row: Row): String = row.toSeq.map {
+    case null => "NULL"
+    case v => v.toString // Double/Float print NaN and -0.0 as themselves
+  }.mkString("[", ", ", "]")
+
+  private def diff(a: Seq[String], b: Seq[String]): String = {
+    val onlyStock = a.diff(b)
+    val onlyOurs = b.diff(a)
+    s"  ${a.size} rows from stock, ${b.size} from rangejoin\n" +
+      s"  only in stock: ${onlyStock.take(10).mkString(" ")}\n  only in rangejoin: ${onlyOurs.take(10).mkString(" ")}"
+  }
+
+  private def withConf[T](conf: Seq[(String, String)])(body: => T): T = {
+    val before = conf.map { case (k, _) => k -> spark.conf.getOption(k) }
+    conf.foreach { case (k, v) => spark.conf.set(k, v) }
+    try body finally before.foreach {
+      case (k, Some(v)) => spark.conf.set(k, v)
+      case (k, None) => spark.conf.unset(k)
+    }
+  }
+}

@@ -1,0 +1,103 @@
+package rangejoin.differential
+
+import org.apache.spark.{SparkConf, SparkFunSuite}
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.internal.SQLConf
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+
+import rangejoin.{RangeJoinExtensions, RangeJoinSharedSession}
+
+/**
+ * Differential tests of band and interval joins: two range conjuncts bounding one side from both
+ * directions, which rangejoin searches as a band (BandRun: both bounds on one buffered key) or an
+ * interval index (IntervalIndex: bounds on two buffered keys) rather than as one sorted run.
+ * Every generated case ([[BandCases]]) runs with rangejoin off and on, and must give the same
+ * answer, or raise an error of the same condition ([[BandDifferentialRunner]]); where rangejoin
+ * must take the join, its plan must name the index the band calls for.
+ *
+ * Why generated: a band's answer depends on both bounds' strictness, NULL at either end, empty,
+ * inverted and equal intervals, -0.0 and NaN, which side is buffered (the index follows it), the
+ * join type (what unmatched rows of either side emit), how the band is written (BETWEEN, either
+ * order, operands flipped) and what else the condition holds (a residual evaluated only on the
+ * band's candidates, or written first, which decides whether the band may drive at all). Fixed
+ * queries (features/BandJoinSuite) cover each once; here they meet in hundreds of combinations,
+ * including the overflow family (`l.x >= r.x AND l.x < r.x + 3` near Int/Long MaxValue, ANSI on),
+ * where rangejoin evaluating a failing key on rows Spark never pairs would raise where Spark does
+ * not.
+ *
+ * The full set runs on a local session; subsets run with adaptive execution off, with code
+ * generation off (whole-stage and expressions), with ANSI mode off, and across executor JVMs.
+ */
+object BandDifferentialSuites {
+  /** 9 join forms x 8 band shapes x 5 variants, and 9 join forms x 5 overflow cases. */
+  val all: Seq[BandCase] = BandCases.generate(variants = 5, overflowVariants = 5)
+  def every(n: Int, offset: Int): Seq[BandCase] = all.filter(_.index % n == offset)
+}
+
+abstract class LocalBandDifferentialSuite(cases: Seq[BandCase], conf: (String, String)*)
+  extends SparkFunSuite with RangeJoinSharedSession {
+
+  private lazy val runner = new BandDifferentialRunner(spark)
+
+  // Spark's tests validate the plan after every optimizer rule; these hundreds of small plans
+  // have nothing for it that other suites do not check.
+  override protected def sparkConf: SparkConf =
+    super.sparkConf.set(SQLConf.PLAN_CHANGE_VALIDATION.key, "false")
+
+  cases.foreach { c => test(c.toString)(runner.check(c, conf)) }
+
+  override def afterAll(): Unit = {
+    try info(runner.summary(getClass.getSimpleName)) finally super.afterAll()
+  }
+}
+
+class BandDifferentialSuite extends LocalBandDifferentialSuite(BandDifferentialSuites.all)
+
+class BandDifferentialAqeOffSuite extends LocalBandDifferentialSuite(
+  BandDifferentialSuites.every(3, 0), SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> "false")
+
+class BandDifferentialCodegenOffSuite extends LocalBandDifferentialSuite(
+  BandDifferentialSuites.every(3, 1),
+  SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false",
+  SQLConf.CODEGEN_FACTORY_MODE.key -> "NO_CODEGEN")
+
+/** Without ANSI, integer and decimal arithmetic wraps or gives NULL: more keys cannot fail. */
+class BandDifferentialAnsiOffSuite extends LocalBandDifferentialSuite(
+  BandDifferentialSuites.every(5, 2), SQLConf.ANSI_ENABLED.key -> "false")
+
+/**
+ * The same cases on `local-cluster[2,1,1024]`: two executor JVMs, so broadcasts of the sorted
+ * buffered side (with its interval tree), task closures and the merged marks of the buffered side
+ * really cross processes. AQE on and off. Executors load rangejoin's classes as
+ * DistributedDifferentialSuite's do: with `spark.testing` set, Spark gives them the driver's class
+ * path.
+ */
+class BandDistributedDifferentialSuite extends AnyFunSuite with BeforeAndAfterAll {
+
+  private var spark: SparkSession = _
+  private lazy val runner = new BandDifferentialRunner(spark)
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    val conf = new SparkConf()
+      .set("spark.sql.extensions", classOf[RangeJoinExtensions].getName)
+      .set(SQLConf.SHUFFLE_PARTITIONS.key, "4")
+      .set("spark.ui.enabled", "false")
+    spark = SparkSession.builder().master("local-cluster[2,1,1024]").appName(getClass.getSimpleName)
+      .config(conf).getOrCreate()
+  }
+
+  override def afterAll(): Unit = {
+    try {
+      info(runner.summary(getClass.getSimpleName))
+      if (spark != null) spark.stop()
+      SparkSession.clearActiveSession()
+      SparkSession.clearDefaultSession()
+    } finally super.afterAll()
+  }
+
+  for ((aqe, offset) <- Seq("true" -> 0, "false" -> 3); c <- BandDifferentialSuites.every(6, offset)) {
+    test(s"AQE $aqe: $c")(runner.check(c, Seq(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe)))
+  }
+}
