@@ -68,14 +68,17 @@ object BandKeyTypes {
 
   private val lx = column("l.x")
 
-  /** `l.x BETWEEN lo AND hi`, two operands over r.x. */
-  private def around(name: String, lo: Operand, hi: Operand, orderedAsLong: Boolean = true) =
-    BandPredicate(name, Conjunct(lx, Ge, lo), Conjunct(lx, Le, hi),
+  /**
+   * `l.x BETWEEN lo AND hi`, two operands over r.x; `x` is l.x as the join gets it (the analyzer
+   * casts it to the bounds' type where they differ).
+   */
+  private def around(name: String, lo: Operand, hi: Operand, orderedAsLong: Boolean = true, x: Operand = lx) =
+    BandPredicate(name, Conjunct(x, Ge, lo), Conjunct(x, Le, hi),
       Some(s"l.x BETWEEN ${lo.sql} AND ${hi.sql}"), orderedAsLong)
 
   /** In double arithmetic, on keys the analyzer casts to DOUBLE (an up-cast: cannot fail). */
   private def doubleTolerance(d: String) =
-    around("tolerance", safe(s"CAST(r.x AS DOUBLE) - $d"), safe(s"CAST(r.x AS DOUBLE) + $d"))
+    around("tolerance", safe(s"CAST(r.x AS DOUBLE) - $d"), safe(s"CAST(r.x AS DOUBLE) + $d"), x = safe("l.x"))
 
   private def decimals(values: String*) = values.map(v => new java.math.BigDecimal(v))
 
@@ -91,7 +94,7 @@ object BandKeyTypes {
   val float: BandKeyType = BandKeyType("float", FloatType,
     Seq(Float.NegativeInfinity, -1.5f, -1.0f, -0.0f, 0.0f, Float.MinPositiveValue, 0.5f, 1.0f, 2.5f,
       Float.MaxValue, Float.PositiveInfinity, Float.NaN),
-    orderedAsLong = true, around("tolerance", safe("r.x - 0.5D"), safe("r.x + 0.5D")))
+    orderedAsLong = true, around("tolerance", safe("r.x - 0.5D"), safe("r.x + 0.5D"), x = safe("l.x")))
   val date: BandKeyType = BandKeyType("date", DateType,
     Seq(LocalDate.of(1, 1, 1), LocalDate.of(1969, 12, 31), LocalDate.of(1970, 1, 1), LocalDate.of(2024, 2, 28),
       LocalDate.of(2024, 2, 29), LocalDate.of(2024, 3, 1), LocalDate.of(2024, 3, 2), LocalDate.of(9999, 12, 31)),
@@ -109,19 +112,19 @@ object BandKeyTypes {
       LocalDateTime.of(2024, 3, 11, 10, 0), LocalDateTime.of(9999, 12, 31, 23, 59)),
     orderedAsLong = true,
     around("tolerance", mayFail("r.x - INTERVAL 1 DAY"), mayFail("r.x + INTERVAL 1 DAY")))
-  // A decimal's cast to DOUBLE is not an up-cast (CannotFail): it may drive in ANSI mode only
-  // from the first conjunct.
+  // A decimal's cast to DOUBLE is not an up-cast (CannotFail), the analyzer's on l.x included:
+  // in ANSI mode the tolerance band drives from its first conjunct alone.
+  private val decimalTolerance = around("tolerance", ansiFailing("CAST(r.x AS DOUBLE) - 1.5D"),
+    ansiFailing("CAST(r.x AS DOUBLE) + 1.5D"), x = ansiFailing("l.x"))
   val decimal: BandKeyType = BandKeyType("decimal(10,2)", DecimalType(10, 2),
     decimals("-99999999.99", "-1.25", "-0.50", "0.00", "0.25", "1.00", "1.25", "2.50", "99999999.99"),
-    orderedAsLong = true,
-    around("tolerance", ansiFailing("CAST(r.x AS DOUBLE) - 1.5D"), ansiFailing("CAST(r.x AS DOUBLE) + 1.5D")))
+    orderedAsLong = true, decimalTolerance)
   // Not ordered as longs: a single-bound SortedRun and the other bound residual. Its tolerance
   // band's keys are doubles, which are.
   val wideDecimal: BandKeyType = BandKeyType("decimal(38,10)", DecimalType(38, 10),
     decimals("-9999999999999999999999999999.9999999999", "-1.0000000001", "0E-10", "1E-10", "1.0000000000",
       "1.5000000000", "12345678901234567890.5000000000", "9999999999999999999999999999.9999999999"),
-    orderedAsLong = false,
-    around("tolerance", ansiFailing("CAST(r.x AS DOUBLE) - 1.5D"), ansiFailing("CAST(r.x AS DOUBLE) + 1.5D")))
+    orderedAsLong = false, decimalTolerance)
   // Binary (UTF8_BINARY) order. No band: strings are not ordered as longs.
   val string: BandKeyType = BandKeyType("string", StringType,
     Seq("", "A", "B", "a", "a ", "aB", "ab", "b", "z", "\u00e9"), orderedAsLong = false,
@@ -285,7 +288,9 @@ final case class BandCase(
     partitions: (Int, Int),
     seed: Long,
     /** Whether the index may be asserted at all (not where the planner's choice is changing). */
-    indexChecked: Boolean = true) {
+    indexChecked: Boolean = true,
+    /** The rows of L and R, where a case was reduced by hand; otherwise drawn from the seed. */
+    fixedRows: Option[(Seq[Row], Seq[Row])] = None) {
 
   def bandSql: String = (writing, band.between) match {
     case (Writing.Between, Some(between)) => between
@@ -389,7 +394,7 @@ object BandCases {
     val r = new Random(seed)
     val combos = for (form <- BandForm.all; shape <- BandShapes.all.indices) yield (form, shape)
     val hints = Seq(Hint.NoHint, Hint.BroadcastRight, Hint.BroadcastLeft)
-    def common(n: Int, v: Int, form: BandForm, keyType: BandKeyType, band: BandPredicate) = BandCase(
+    def common(n: Int, c: Int, v: Int, form: BandForm, keyType: BandKeyType, band: BandPredicate) = BandCase(
       index = n,
       family = "band",
       form = form,
@@ -401,7 +406,8 @@ object BandCases {
       residualFirst = (n / 7 + v) % 2 == 1,
       hint = hints((n / 5 + v) % hints.size),
       leftShape = BandSideShape.rotation((n + v) % BandSideShape.rotation.size),
-      rightShape = BandSideShape.rotation((n / 2 + 3 * v) % BandSideShape.rotation.size),
+      // Shifted by the combination too, so that every pair of side shapes occurs.
+      rightShape = BandSideShape.rotation((n / 2 + 2 * v + 4 * c) % BandSideShape.rotation.size),
       partitions = (1 + r.nextInt(3), 1 + r.nextInt(3)),
       seed = r.nextLong())
     val bands = for {
@@ -409,8 +415,10 @@ object BandCases {
       v <- 0 until variants
     } yield {
       val n = c * variants + v
-      val keyType = BandKeyTypes.all(n % BandKeyTypes.all.size)
-      common(n, v, form, keyType, BandShapes.all(shape)(keyType))
+      // Stepping by 7 combinations (coprime to the 10 types, and not a multiple of the 8 shapes)
+      // gives every shape and every form each type.
+      val keyType = BandKeyTypes.all((v + 7 * c) % BandKeyTypes.all.size)
+      common(n, c, v, form, keyType, BandShapes.all(shape)(keyType))
     }
     val overflows = for {
       (form, f) <- BandForm.all.zipWithIndex
@@ -418,9 +426,39 @@ object BandCases {
     } yield {
       val n = bands.size + f * overflowVariants + v
       val keyType = BandKeyTypes.overflow(long = n % 2 == 1, high = (n / 2) % 3 != 2)
-      common(n, v, form, keyType, keyType.tolerance).copy(family = "overflow", indexChecked = false)
+      common(n, f, v, form, keyType, keyType.tolerance).copy(family = "overflow", indexChecked = false)
     }
     bands ++ overflows
+  }
+
+  /**
+   * Generated cases that rangejoin answered differently from stock Spark, reduced by hand to one or
+   * two rows a side, as found (they stay whether or not they pass). Each is the overflow family's
+   * `l.x >= r.x` driving alone (a SortedRun), with `r.x + 3` in the residual.
+   */
+  val reported: Seq[BandCase] = {
+    val max = Int.MaxValue
+    val intNearMax = BandKeyTypes.overflow(long = false, high = true)
+    val bigintNearMax = BandKeyTypes.overflow(long = true, high = true)
+    def reduced(index: Int, form: BandForm, keyType: BandKeyType, flipSecond: Boolean,
+        left: Seq[Row], right: Seq[Row]) = BandCase(
+      index, "reported", form, keyType, keyType.tolerance, Writing.InOrder, (false, flipSecond),
+      BandResidual.rotation.head, residualFirst = false, Hint.NoHint, BandSideShape.OneRow,
+      if (right.size == 1) BandSideShape.OneRow else BandSideShape.Normal, (1, 1), seed = 0L,
+      indexChecked = false, fixedRows = Some((left, right)))
+    // Generated as [475] (with 6 variants): a NULL l.x. Spark evaluates `AND`'s right side when its
+    // left is NULL, and `r.x + 3 > l.x` adds before it reads l.x: it overflows. rangejoin pairs no
+    // row with a NULL key, so never evaluates the residual: no error.
+    val nullKey = reduced(900, BandForm.LeftOuter, bigintNearMax, flipSecond = true,
+      Seq(Row(1, null, null, null, 1)), Seq(Row(1000, Long.MaxValue, null, null, 1)))
+    // Generated as [458]: Spark's semi, anti and existence joins stop at a left row's first
+    // matching right row, in the right side's order: MaxValue - 2 comes first, and `+ 3` overflows.
+    // rangejoin meets the buffered rows in key order: MaxValue - 3 first, a match, and stops.
+    def firstMatch(index: Int, form: BandForm, flipSecond: Boolean) = reduced(index, form, intNearMax,
+      flipSecond, Seq(Row(1, max - 1, null, null, 1)),
+      Seq(Row(1000, max - 2, null, null, 1), Row(1001, max - 3, null, null, 1)))
+    Seq(nullKey, firstMatch(901, BandForm.LeftSemi, flipSecond = true),
+      firstMatch(902, BandForm.LeftAnti, flipSecond = false), firstMatch(903, BandForm.ExistsOr, flipSecond = false))
   }
 }
 
@@ -438,7 +476,12 @@ object BandTables {
    * About 15% of every key NULL; intervals [lo, hi] mostly ordinary, a fifth with lo = hi (equal
    * bounds: a point when closed, empty when strict), a sixth inverted (lo > hi: empty).
    */
-  def rows(c: BandCase, side: Side): Seq[Row] = {
+  def rows(c: BandCase, side: Side): Seq[Row] = c.fixedRows match {
+    case Some((left, right)) => if (side == Side.Left) left else right
+    case None => drawn(c, side)
+  }
+
+  private def drawn(c: BandCase, side: Side): Seq[Row] = {
     val r = new Random(c.seed + (if (side == Side.Left) 1 else 2))
     val shape = if (side == Side.Left) c.leftShape else c.rightShape
     val domain = c.keyType.domainOf(side)
