@@ -446,14 +446,15 @@ object BandCases {
       BandResidual.rotation.head, residualFirst = false, Hint.NoHint, BandSideShape.OneRow,
       if (right.size == 1) BandSideShape.OneRow else BandSideShape.Normal, (1, 1), seed = 0L,
       indexChecked = false, fixedRows = Some((left, right)))
-    // Generated as [475] (with 6 variants): a NULL l.x. Spark evaluates `AND`'s right side when its
-    // left is NULL, and `r.x + 3 > l.x` adds before it reads l.x: it overflows. rangejoin pairs no
-    // row with a NULL key, so never evaluates the residual: no error.
+    // As generated cases 379, 451, 458 and 459 find it: a NULL l.x. Spark evaluates `AND`'s right
+    // side when its left is NULL, and `r.x + 3 > l.x` adds before it reads l.x: it overflows.
+    // rangejoin pairs no row with a NULL key, so never evaluates the residual: no error.
     val nullKey = reduced(900, BandForm.LeftOuter, bigintNearMax, flipSecond = true,
       Seq(Row(1, null, null, null, 1)), Seq(Row(1000, Long.MaxValue, null, null, 1)))
-    // Generated as [458]: Spark's semi, anti and existence joins stop at a left row's first
-    // matching right row, in the right side's order: MaxValue - 2 comes first, and `+ 3` overflows.
-    // rangejoin meets the buffered rows in key order: MaxValue - 3 first, a match, and stops.
+    // Found by an earlier rotation of the generator (a semi join). Spark's semi, anti and existence
+    // joins stop at a left row's first matching right row, in the right side's order: MaxValue - 2
+    // comes first, and `+ 3` overflows. rangejoin meets the buffered rows in key order: MaxValue - 3
+    // first, a match, and stops. (With the right rows the other way round, Spark answers too.)
     def firstMatch(index: Int, form: BandForm, flipSecond: Boolean) = reduced(index, form, intNearMax,
       flipSecond, Seq(Row(1, max - 1, null, null, 1)),
       Seq(Row(1000, max - 2, null, null, 1), Row(1001, max - 3, null, null, 1)))

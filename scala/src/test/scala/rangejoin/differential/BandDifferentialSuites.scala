@@ -31,10 +31,10 @@ import rangejoin.{RangeJoinExtensions, RangeJoinSharedSession}
  */
 object BandDifferentialSuites {
   /**
-   * 9 join forms x 8 band shapes x 5 variants, 9 join forms x 5 overflow cases, and the cases
+   * 9 join forms x 8 band shapes x 5 variants, 9 join forms x 12 overflow cases, and the cases
    * found to differ from stock Spark, reduced.
    */
-  val all: Seq[BandCase] = BandCases.generate(variants = 5, overflowVariants = 5) ++ BandCases.reported
+  val all: Seq[BandCase] = BandCases.generate(variants = 5, overflowVariants = 12) ++ BandCases.reported
   def every(n: Int, offset: Int): Seq[BandCase] = all.filter(_.index % n == offset)
 }
 
