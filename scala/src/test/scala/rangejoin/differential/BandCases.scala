@@ -8,7 +8,7 @@ import org.apache.spark.sql.Row
 import org.apache.spark.sql.catalyst.optimizer.{BuildRight, BuildSide}
 import org.apache.spark.sql.types._
 
-import rangejoin.execution.RangeOp
+import rangejoin.execution.index.RangeOp
 
 /**
  * One operand of a band conjunct: an expression over the columns of one side, whether it is a
@@ -264,8 +264,8 @@ object BandSideShape {
 /** What the plan's index must be, given that rangejoin planned the join. */
 sealed trait IndexExpectation
 object IndexExpectation {
-  /** A band (IntervalIndex or BandRun); `exact` says which, where the index follows the build side. */
-  final case class Band(exact: BuildSide => Option[String]) extends IndexExpectation
+  /** A band (IntervalIndex or BandRun); `exact` says which, where the case knows. */
+  final case class Band(exact: Option[String]) extends IndexExpectation
   case object SortedRun extends IndexExpectation
   /** Either: the planner's to decide (see BandCase.indexExpectation). */
   case object Unchecked extends IndexExpectation
@@ -307,7 +307,7 @@ final case class BandCase(
   def sql: String = form.sql(condition, hint)
 
   /** One conjunct of the condition as it reaches the join. */
-  private case class AtJoin(band: Boolean, range: Boolean, keysCannotFail: Boolean, cannotFail: Boolean)
+  private case class AtJoin(band: Option[Conjunct], range: Boolean, keysCannotFail: Boolean, cannotFail: Boolean)
 
   /**
    * The conjuncts in the order the join gets them: BETWEEN becomes `first AND second`; a conjunct
@@ -315,11 +315,11 @@ final case class BandCase(
    */
   private def atJoin(ansi: Boolean): Seq[AtJoin] = {
     val (a, b) = if (writing == Writing.Swapped) (band.second, band.first) else (band.first, band.second)
-    val bandConjuncts = Seq(a, b).map(c => AtJoin(band = true, range = true, c.keysCannotFail(ansi), c.keysCannotFail(ansi)))
+    val bandConjuncts = Seq(a, b).map(c => AtJoin(Some(c), range = true, c.keysCannotFail(ansi), c.keysCannotFail(ansi)))
     residual.sql match {
       case None => bandConjuncts
       case Some(_) =>
-        val res = AtJoin(band = false, residual.isRange, residual.cannotFail(ansi), residual.cannotFail(ansi))
+        val res = AtJoin(None, residual.isRange, residual.cannotFail(ansi), residual.cannotFail(ansi))
         val first = if (residual.leftOnly) form.leftOnly match {
           case BandForm.PushedDown => None
           case BandForm.First => Some(true)
@@ -346,34 +346,33 @@ final case class BandCase(
   }
 
   /**
-   * The index a planned join must have:
-   *  - a band where the band's two conjuncts reach the join first, on keys ordered as longs that
-   *    cannot fail (the second pairs with the first only then); which band, BandRun or
-   *    IntervalIndex, where all four keys are plain columns: BandRun exactly when the buffered
-   *    side's two keys are one column;
-   *  - a SortedRun where the keys are not ordered as longs (no band at all), or where the first
-   *    conjunct is the band's and its keys may fail (then no later conjunct may drive);
-   *  - otherwise either: a residual written first may itself drive, or pair with one of the band's
-   *    conjuncts.
+   * The index a planned join must have, given its build side:
+   *  - where the band's two conjuncts reach the join first, on keys ordered as longs: a band when
+   *    the second's streamed key cannot fail (the first drives whatever its keys, being first; the
+   *    second's buffered key may fail, as it is evaluated on every buffered row before any pair),
+   *    otherwise a SortedRun (the second, which may fail, stands before any later conjunct that
+   *    could pair). Which band, where all four keys are plain columns: BandRun exactly when the
+   *    buffered side's two keys are one column, IntervalIndex otherwise;
+   *  - a SortedRun where the keys are not ordered as longs: no band at all;
+   *  - otherwise either: a residual written first may itself drive, or pair with one of the
+   *    band's conjuncts (rangejoin.planning.RangeCondition).
    */
-  def indexExpectation(ansi: Boolean): IndexExpectation = {
+  def indexExpectation(ansi: Boolean, buildSide: BuildSide): IndexExpectation = {
     val conjuncts = atJoin(ansi)
-    val firstTwoBand = conjuncts.size >= 2 && conjuncts.take(2).forall(c => c.band && c.keysCannotFail)
+    val (buffered, streamed) = if (buildSide == BuildRight) (Side.Right, Side.Left) else (Side.Left, Side.Right)
     val operands = Seq(band.first.a, band.first.b, band.second.a, band.second.b)
     if (!indexChecked) IndexExpectation.Unchecked
     // A band pairs two conjuncts on keys ordered as longs: never these, whatever else the
     // condition holds.
     else if (!band.orderedAsLong) IndexExpectation.SortedRun
-    else if (firstTwoBand) IndexExpectation.Band { buildSide =>
-      if (!operands.forall(_.plain)) None
-      else {
-        val buffered = if (buildSide == BuildRight) Side.Right else Side.Left
+    else conjuncts.take(2).map(_.band) match {
+      case Seq(Some(_), Some(second)) if second.operandOf(streamed).cannotFail(ansi) =>
         val keys = Seq(band.first, band.second).map(_.operandOf(buffered).sql)
-        Some(if (keys.distinct.size == 1) "BandRun" else "IntervalIndex")
-      }
+        IndexExpectation.Band(if (!operands.forall(_.plain)) None
+          else Some(if (keys.distinct.size == 1) "BandRun" else "IntervalIndex"))
+      case Seq(Some(_), Some(_)) => IndexExpectation.SortedRun
+      case _ => IndexExpectation.Unchecked
     }
-    else if (conjuncts.head.band && !conjuncts.head.keysCannotFail) IndexExpectation.SortedRun
-    else IndexExpectation.Unchecked
   }
 
   override def toString: String =
@@ -432,9 +431,15 @@ object BandCases {
   }
 
   /**
-   * Generated cases that rangejoin answered differently from stock Spark, reduced by hand to one or
-   * two rows a side, as found (they stay whether or not they pass). Each is the overflow family's
-   * `l.x >= r.x` driving alone (a SortedRun), with `r.x + 3` in the residual.
+   * Cases that rangejoin answered differently from stock Spark, reduced by hand to one or two rows
+   * a side, kept whether or not they pass. All raise in stock Spark (ANSI on) on `r.x + 3`.
+   *
+   * 900-903 were found by the overflow family before the planner let a band's second bound have a
+   * buffered key that may fail: `l.x >= r.x` drove alone (a SortedRun) with `r.x + 3` residual.
+   * Now `r.x + 3` is a band bound, evaluated on every buffered row before any pair, and they pass.
+   *
+   * 904-907 are the same two differences with `r.x + 3` in a true residual, next to a band: they
+   * fail. docs/semantics.md describes both as where stock Spark fails and rangejoin answers.
    */
   val reported: Seq[BandCase] = {
     val max = Int.MaxValue
@@ -446,20 +451,38 @@ object BandCases {
       BandResidual.rotation.head, residualFirst = false, Hint.NoHint, BandSideShape.OneRow,
       if (right.size == 1) BandSideShape.OneRow else BandSideShape.Normal, (1, 1), seed = 0L,
       indexChecked = false, fixedRows = Some((left, right)))
-    // As generated cases 379, 451, 458 and 459 find it: a NULL l.x. Spark evaluates `AND`'s right
+    // As generated cases 379, 451, 458 and 459 found it: a NULL l.x. Spark evaluates `AND`'s right
     // side when its left is NULL, and `r.x + 3 > l.x` adds before it reads l.x: it overflows.
     // rangejoin pairs no row with a NULL key, so never evaluates the residual: no error.
     val nullKey = reduced(900, BandForm.LeftOuter, bigintNearMax, flipSecond = true,
       Seq(Row(1, null, null, null, 1)), Seq(Row(1000, Long.MaxValue, null, null, 1)))
     // Found by an earlier rotation of the generator (a semi join). Spark's semi, anti and existence
     // joins stop at a left row's first matching right row, in the right side's order: MaxValue - 2
-    // comes first, and `+ 3` overflows. rangejoin meets the buffered rows in key order: MaxValue - 3
-    // first, a match, and stops. (With the right rows the other way round, Spark answers too.)
+    // comes first, and `+ 3` overflows. rangejoin met the buffered rows in key order: MaxValue - 3
+    // first, a match, and stopped. (With the right rows the other way round, Spark answers too.)
     def firstMatch(index: Int, form: BandForm, flipSecond: Boolean) = reduced(index, form, intNearMax,
       flipSecond, Seq(Row(1, max - 1, null, null, 1)),
       Seq(Row(1000, max - 2, null, null, 1), Row(1001, max - 3, null, null, 1)))
+
+    // `l.x BETWEEN r.lo AND r.hi` (an IntervalIndex, r buffered) and the residual `r.x + 3 <> l.x`.
+    val overflowing = BandResidual("overflow", Some("r.x + 3 <> l.x"), cannotFailAnsi = false)
+    def withResidual(index: Int, form: BandForm, keyType: BandKeyType, left: Seq[Row], right: Seq[Row]) =
+      BandCase(index, "reported", form, keyType, BandShapes.all.head(keyType), Writing.Between, (false, false),
+        overflowing, residualFirst = false, Hint.NoHint, BandSideShape.OneRow,
+        if (right.size == 1) BandSideShape.OneRow else BandSideShape.Normal, (1, 1), seed = 0L,
+        fixedRows = Some((left, right)))
+    // The NULL l.x again: `l.x >= r.lo AND l.x <= r.hi` is NULL, so Spark adds.
+    val nullKeyResidual = withResidual(904, BandForm.LeftOuter, bigintNearMax,
+      Seq(Row(1, null, null, null, 1)), Seq(Row(1000, Long.MaxValue, 0L, 0L, 1)))
+    // Both right rows' intervals hold l.x = 5. Spark meets 1000 first and overflows; rangejoin
+    // meets 1001 first (the one sorted nearer the probe), a match, and stops.
+    def firstMatchResidual(index: Int, form: BandForm) = withResidual(index, form, intNearMax,
+      Seq(Row(1, 5, 5, 5, 1)), Seq(Row(1000, max, 0, 9, 1), Row(1001, 0, 1, 8, 1)))
+
     Seq(nullKey, firstMatch(901, BandForm.LeftSemi, flipSecond = true),
-      firstMatch(902, BandForm.LeftAnti, flipSecond = false), firstMatch(903, BandForm.ExistsOr, flipSecond = false))
+      firstMatch(902, BandForm.LeftAnti, flipSecond = false), firstMatch(903, BandForm.ExistsOr, flipSecond = false),
+      nullKeyResidual, firstMatchResidual(905, BandForm.LeftSemi), firstMatchResidual(906, BandForm.LeftAnti),
+      firstMatchResidual(907, BandForm.ExistsOr))
   }
 }
 

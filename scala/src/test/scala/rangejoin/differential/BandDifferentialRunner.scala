@@ -68,10 +68,10 @@ final class BandDifferentialRunner(spark: SparkSession) extends AdaptiveSparkPla
       val index = IndexName.findFirstMatchIn(described).map(_.group(1))
       expect(index.isDefined, s"no index named in '$described'")
       index.foreach { name =>
-        c.indexExpectation(ansi) match {
+        c.indexExpectation(ansi, join.buildSide) match {
           case IndexExpectation.Band(exact) =>
             expect(name == "BandRun" || name == "IntervalIndex", s"expected a band, got $name")
-            exact(join.buildSide).foreach { e =>
+            exact.foreach { e =>
               expect(name == e, s"expected $e with ${join.buildSide}, got $name")
             }
           case IndexExpectation.SortedRun =>
@@ -94,7 +94,9 @@ final class BandDifferentialRunner(spark: SparkSession) extends AdaptiveSparkPla
     if (stock.isInstanceOf[Raised]) bothRaised += 1
     if (planned) plannedRangeJoin += 1
     index.foreach(byIndex(_) += 1)
-    if (index.isDefined && c.indexExpectation(ansi) != IndexExpectation.Unchecked) indexAsserted += 1
+    if (joins.headOption.exists(j => c.indexExpectation(ansi, j.buildSide) != IndexExpectation.Unchecked)) {
+      indexAsserted += 1
+    }
     if (ourFinal.exists(find(_)(_.isInstanceOf[PiecewiseMergeJoinExec]).isDefined)) executedRangeJoin += 1
   }
 
