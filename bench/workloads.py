@@ -137,6 +137,7 @@ def tables(scale: float) -> Dict[str, Table]:
 # W6-W9 run at two sizes: "small" (200K points x 20K intervals at scale 1), where stock Spark
 # runs at full size in seconds, and "large" (2M x 200K), the size of the DuckDB target.
 BAND_SIZES = {"small": (200_000, 20_000, ""), "large": (2_000_000, 200_000, "_large")}
+BAND_WORKLOADS = ("W6", "W7", "W8", "W9")
 
 
 def band_tables(scale: float) -> List[Table]:
