@@ -420,14 +420,14 @@ def chart(results, path: str) -> Optional[str]:
     labels, series = [], {e: [] for e in ENGINES}
     hatched = {"stock Spark": [], "DuckDB": []}
     for w, q in queries(results):
-        labels.append(q["key"].replace(" ", "\n", 1))
+        labels.append(q["key"].replace(" ", "\n"))  # narrow: a word a line
         for engine in hatched:
             series[engine].append(full_seconds(q, engine) or float("nan"))
             hatched[engine].append(extrapolated(q, engine))
         series["rangejoin"].append(q["rangejoin"]["best"])
         series["floor"].append(floor_of(w, q)["best"])
     colors = {"stock Spark": "#9e9e9e", "rangejoin": "#1f77b4", "DuckDB": "#ff9f1c", "floor": "#2ca02c"}
-    fig, ax = plt.subplots(figsize=(max(8, 1.4 * len(labels)), 5), dpi=120)
+    fig, ax = plt.subplots(figsize=(max(8, 0.95 * len(labels)), 5), dpi=120)
     width = 0.2
     for i, engine in enumerate(ENGINES):
         xs = [x + (i - 1.5) * width for x in range(len(labels))]
@@ -446,13 +446,18 @@ def chart(results, path: str) -> Optional[str]:
     ax.set_xticklabels(labels, fontsize=8)
     title = f"rangejoin vs stock Spark vs DuckDB, local[2] / 2 threads, scale {results['args']['scale']:g}"
     ax.set_title(title, fontsize=10)
+    handles, _ = ax.get_legend_handles_labels()
     if any(any(h) for h in hatched.values()):
-        ax.bar([], [], color="white", edgecolor="black", hatch="//", alpha=0.6,
-               label="extrapolated from a reduced size")
-    ax.legend(fontsize=8, loc="upper right")
+        # A patch of its own: an empty bar series would take the next colour of the cycle.
+        from matplotlib.patches import Patch
+        handles.append(Patch(facecolor="white", edgecolor="black", hatch="//",
+                             label="extrapolated from a reduced size"))
+    # One row across the top, above the bars (the room is made below), so that it hides none of
+    # them however many queries there are.
+    ax.legend(handles=handles, fontsize=8, loc="upper center", ncol=len(handles))
     ax.grid(axis="y", which="major", alpha=0.3)
     top = max(v for s in series.values() for v in s if v == v)
-    ax.set_ylim(top=top * 4)
+    ax.set_ylim(top=top * 60)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
