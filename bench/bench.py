@@ -1,4 +1,4 @@
-"""Benchmark W1-W5: range joins in Spark with rangejoin, in stock Spark, and in DuckDB.
+"""Benchmark W1-W9: range joins in Spark with rangejoin, in stock Spark, and in DuckDB.
 
 Run it with ``make bench`` (which builds and installs the wheel and the benchmark's own pinned
 dependencies first), or ``python bench/bench.py [options]`` with a Python that has the wheel,
@@ -10,9 +10,9 @@ DuckDB read the same files. Spark runs embedded on local[2], with ``spark.rangej
 once untimed (warm-up), then is timed ``--repeat`` times; the best time counts. Stock Spark runs at
 a reduced size, with its full-size time extrapolated, where it would take longer than
 ``--stock-limit`` seconds. Each workload also has a floor: Spark doing the workload's scanning (or,
-for W4, producing its rows) without the join. Answers must agree across engines and rangejoin's plans
-must use PiecewiseMergeJoin (stock Spark's must not): otherwise the benchmark stops with an error.
-A missed target is reported, never an error.
+for W4, producing its rows) without the join; W6-W9, which run at two sizes, have one per size.
+Answers must agree across engines and rangejoin's plans must use PiecewiseMergeJoin (stock Spark's
+must not): otherwise the benchmark stops with an error. A missed target is reported, never an error.
 """
 
 import argparse
@@ -20,6 +20,7 @@ import datetime as dt
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -36,6 +37,8 @@ from local_spark import executed_plan, local_spark
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 PMJ = "PiecewiseMergeJoin"
+# The indexes a PiecewiseMergeJoin names in EXPLAIN (see docs/design.md).
+INDEXES = ("IntervalIndex", "BandRun", "SortedRun")
 THREADS = 2
 DYNAMIC_FILTER_METRIC = "streamed rows skipped by the dynamic filter"
 SPARK_CONF = {
@@ -130,6 +133,23 @@ class Engines:
 
 def answer_of(row) -> tuple:
     return tuple(None if v is None else int(v) for v in row)
+
+
+def join_operator(plan: str) -> Optional[str]:
+    """The first join node of an executed plan's text, without the tree's drawing, the
+    whole-stage-codegen prefix or the expression ids: e.g. "PiecewiseMergeJoin Inner, BuildRight,
+    IntervalIndex (x >= lo AND x <= hi)"; None if the plan has no join."""
+    for line in plan.splitlines():
+        text = re.sub(r"^[\s:|+-]*(\*\(\d+\)\s*)?", "", line)
+        if re.match(r"\w*Join\b", text):
+            return re.sub(r"#\d+L?", "", text).strip()
+    return None
+
+
+def index_of(join: Optional[str]) -> Optional[str]:
+    """The index a PiecewiseMergeJoin line names (IntervalIndex, BandRun or SortedRun), if any."""
+    found = re.search(r"\b(" + "|".join(INDEXES) + r")\b", join or "")
+    return found.group(1) if found else None
 
 
 def timed(label: str, run, repeat: int, warm=True) -> dict:
@@ -266,6 +286,9 @@ def run_query(engines: Engines, workload: wl.Workload, query: wl.Query, args) ->
                              args.repeat, warm=not args.no_warmup)
     df, records = out["rangejoin"]["extra"]
     out["rangejoin"]["input_records"] = records
+    out["rangejoin"]["join"] = join_operator(executed_plan(df))
+    out["index"] = index_of(out["rangejoin"]["join"])
+    log(f"    rangejoin's join: {out['rangejoin']['join']}")
     out["rangejoin"]["scan_rows"] = {t: scan_rows(df, engines.specs[t].file) for t in workload.tables}
     out["pmj_metrics"] = node_metrics(df, PMJ)
     out["sorted_broadcast_metrics"] = node_metrics(df, "SortedBroadcast")
@@ -276,6 +299,8 @@ def run_query(engines: Engines, workload: wl.Workload, query: wl.Query, args) ->
         stock = out["stock Spark"] = run_sized(engines, query, "stock Spark", args)
         df, records = stock["extra"]
         stock["input_records"] = records
+        stock["join"] = join_operator(executed_plan(df))
+        log(f"    stock Spark's join: {stock['join']}")
         stock["scan_rows"] = {t: scan_rows(df, engines.specs[t].file) for t in workload.tables}
 
     # The answers at full size: rangejoin's, and every other engine's that ran at full size, and
@@ -315,6 +340,8 @@ def run_query(engines: Engines, workload: wl.Workload, query: wl.Query, args) ->
 
     if workload.key == "W3":
         out["memory"] = measure_memory(engines, query, out)
+    if query.floor_sql:
+        out["floor"] = run_floor(engines, workload, f"{query.key} floor", query.floor_sql, args)
     for engine in ("rangejoin", "DuckDB", "stock Spark"):
         if out.get(engine):
             out[engine].pop("extra", None)
@@ -353,11 +380,11 @@ def measure_memory(engines: Engines, query: wl.Query, out: dict) -> dict:
     return memory
 
 
-def run_floor(engines: Engines, workload: wl.Workload, answers: Dict[str, tuple], args) -> dict:
+def run_floor(engines: Engines, workload: wl.Workload, label: str, sql: str, args) -> dict:
+    """The floor query ``sql`` (Spark only, rangejoin on, no join), timed like a query."""
     for t in workload.tables:
         engines.view(t)
-    sql = workload.floor_sql(answers)
-    log(f"\n  {workload.key} floor: {sql}")
+    log(f"\n  {label}: {sql}")
     result = timed("floor (Spark, no join)", lambda: engines.spark_run(sql, "floor"), args.repeat,
                    warm=not args.no_warmup)
     result.pop("extra", None)
@@ -444,9 +471,9 @@ def main(argv=None) -> int:
     chosen = [w for w in wl.workloads()
               if not args.only or w.key in {k.strip().upper() for k in args.only.split(",")}]
     if not chosen:
-        parser.error(f"--only {args.only}: no such workload (W1 to W5)")
-    full_run = args.scale == 1 and len(chosen) == 5 and not args.quick and not args.skip_stock \
-        and args.repeat >= 3 and not args.no_warmup
+        parser.error(f"--only {args.only}: no such workload (W1 to W{len(wl.workloads())})")
+    full_run = args.scale == 1 and len(chosen) == len(wl.workloads()) and not args.quick \
+        and not args.skip_stock and args.repeat >= 3 and not args.no_warmup
     out_dir = args.out_dir or (os.path.join(REPO, "docs") if full_run else
                                os.path.join(HERE, "results", f"scale-{args.scale:g}"))
 
@@ -468,7 +495,7 @@ def main(argv=None) -> int:
         engines = Engines(spark, con, manifest)
         try:
             if not args.no_warmup:
-                warm_up(engines, args)
+                warm_up(engines, args, band=any(w.key in wl.BAND_WORKLOADS for w in chosen))
             for workload in chosen:
                 log(f"\n{workload.key}: {workload.title}")
                 entry = {"key": workload.key, "title": workload.title,
@@ -477,7 +504,8 @@ def main(argv=None) -> int:
                 for query in workload.queries:
                     entry["queries"].append(run_query(engines, workload, query, args))
                 answers = {q["key"]: q["rangejoin"]["answer"] for q in entry["queries"]}
-                entry["floor"] = run_floor(engines, workload, answers, args)
+                entry["floor"] = None if workload.floor_sql is None else run_floor(
+                    engines, workload, f"{workload.key} floor", workload.floor_sql(answers), args)
                 results["workloads"].append(entry)
         except BenchError as e:
             log(f"\nBENCHMARK ABORTED: {e}")
@@ -509,19 +537,27 @@ def main(argv=None) -> int:
     return 0
 
 
-def warm_up(engines: Engines, args) -> None:
+def warm_up(engines: Engines, args, band: bool = False) -> None:
     """A fresh JVM needs more than one run to compile its hot code: W1's query, on at most 1M rows
-    of t2, twice each way, untimed, before anything is timed."""
-    log("\nWarming the JVM up (W1's query on at most 1M rows of t2, twice each way, untimed) ...")
-    engines.view("t1")
-    n = min(engines.specs["t2"].rows, 1_000_000)
-    engines.view("t2", first=n if n < engines.specs["t2"].rows else None)
-    sql = wl.W1_SQL.format(t2="t2")
-    for _ in range(2):
-        engines.spark_run(sql, "rangejoin")
-        if not args.skip_stock:
-            engines.spark_run(sql, "stock")
-    engines.view("t2")
+    of t2, twice each way, untimed, before anything is timed. With ``band`` (W6-W9 will run), also
+    W6's small query on at most 20K rows of p: rangejoin searches bands with other code (an
+    interval index) than W1's single inequality, which would otherwise compile while W6 is timed."""
+    log("\nWarming the JVM up (W1's query on at most 1M rows of t2, twice each way, untimed"
+        + ("; W6's on at most 20K rows of p" if band else "") + ") ...")
+    runs = [("t2", 1_000_000, ["t1"], wl.W1_SQL.format(t2="t2"))]
+    if band:
+        w6 = next(w for w in wl.workloads() if w.key == "W6")
+        runs.append(("p", 20_000, ["i"], w6.queries[0].sql))
+    for table, most, others, sql in runs:
+        for t in others:
+            engines.view(t)
+        n = min(engines.specs[table].rows, most)
+        engines.view(table, first=n if n < engines.specs[table].rows else None)
+        for _ in range(2):
+            engines.spark_run(sql, "rangejoin")
+            if not args.skip_stock:
+                engines.spark_run(sql, "stock")
+        engines.view(table)
 
 
 if __name__ == "__main__":

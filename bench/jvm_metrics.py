@@ -63,8 +63,9 @@ def scan_rows(df: DataFrame, file_name: str) -> Optional[int]:
     for node in plan_nodes(df):
         if node.getClass().getSimpleName() != "FileSourceScanExec":
             continue
-        paths = node.relation().location().rootPaths().mkString(",")
-        if file_name in paths:
+        # Whole file names: "e.parquet" is a substring of "e_large.parquet"'s path too.
+        paths = node.relation().location().rootPaths().mkString("\u0001").split("\u0001")
+        if any(path.rstrip("/").rsplit("/", 1)[-1] == file_name for path in paths):
             total = (total or 0) + int(node.metrics().apply("numOutputRows").value())
     return total
 
