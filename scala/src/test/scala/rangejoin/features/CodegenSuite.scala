@@ -124,7 +124,7 @@ class CodegenSuite extends RangeJoinQueries {
           s"SELECT /*+ BROADCAST(ov) */ * FROM os JOIN ov ON $guard" -> true,
           s"SELECT /*+ BROADCAST(ov) */ * FROM os JOIN ov ON $guard AND os.aid <> ov.bid" -> true,
           s"SELECT /*+ BROADCAST(ov) */ * FROM os LEFT JOIN ov ON $guard AND (os.aid + ov.bid) % 2 = 0" -> true,
-          s"SELECT /*+ BROADCAST(os) */ * FROM ov RIGHT JOIN os ON $guard" -> true,
+          s"SELECT /*+ BROADCAST(ov) */ * FROM ov RIGHT JOIN os ON $guard" -> true,
           s"SELECT /*+ BROADCAST(ov) */ * FROM os LEFT SEMI JOIN ov ON $guard" -> true,
           s"SELECT /*+ BROADCAST(ov) */ * FROM os LEFT ANTI JOIN ov ON $guard" -> true,
           s"SELECT * FROM os WHERE EXISTS (SELECT 1 FROM ov WHERE $guard) OR os.aid = 3" -> true)) {
