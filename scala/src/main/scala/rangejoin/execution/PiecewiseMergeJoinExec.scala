@@ -10,6 +10,7 @@ import org.apache.spark.sql.catalyst.plans.physical._
 import org.apache.spark.sql.execution.{BinaryExecNode, ExplainUtils, SparkPlan}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
+import rangejoin.expressions.CannotFail
 import rangejoin.execution.index.{Bound, IndexSpec, RangeBounds, SortedBuffer}
 import rangejoin.execution.driver.{JoinSemantics, JoinSpec, Matches, RowEmit}
 
@@ -54,14 +55,27 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
     left: SparkPlan,
     right: SparkPlan,
     bufferedExtreme: Option[Extreme] = None,
-    dynamicFilter: Boolean = false) extends BinaryExecNode {
+    dynamicFilter: Boolean = false) extends BinaryExecNode with JoinCodegen {
 
-  private val semantics = JoinSemantics(joinType, buildSide).getOrElse(
+  protected val semantics: JoinSemantics = JoinSemantics(joinType, buildSide).getOrElse(
     throw new IllegalArgumentException(s"$nodeName does not handle $joinType joins with $buildSide"))
 
-  private def streamedIsLeft: Boolean = buildSide == BuildRight
-  private def streamed: SparkPlan = if (streamedIsLeft) left else right
-  private def buffered: SparkPlan = if (streamedIsLeft) right else left
+  protected def streamedIsLeft: Boolean = buildSide == BuildRight
+  protected def streamed: SparkPlan = if (streamedIsLeft) left else right
+  protected def buffered: SparkPlan = if (streamedIsLeft) right else left
+  protected def residual: Option[Expression] = range.residual
+
+  /**
+   * Whether the join runs in generated code ([[JoinCodegen]]); where it does not, the stage ends
+   * below it and the interpreted driver runs it. The dynamic filter wraps the streamed plan when
+   * the join executes, which a plan fused into the join's stage cannot be: a join it would filter
+   * stays interpreted, keeping the filter's scan pushdown.
+   */
+  override def supportCodegen: Boolean = JoinCodegen.supports(
+    semantics,
+    residualCannotFail = range.residual.forall(CannotFail(_)),
+    filtered = filterDecides.isDefined,
+    bufferedExtreme = bufferedExtreme.isDefined)
 
   override lazy val metrics: Map[String, SQLMetric] = Map(
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
@@ -134,7 +148,7 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
         |${ExplainUtils.generateFieldString("Dynamic filter", filterDecides.isDefined.toString)}
         |""".stripMargin
 
-  private def joinSpec: JoinSpec = JoinSpec(
+  protected def joinSpec: JoinSpec = JoinSpec(
     semantics,
     index = index,
     residual = range.residual,

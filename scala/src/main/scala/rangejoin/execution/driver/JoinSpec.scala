@@ -73,34 +73,62 @@ private[rangejoin] final case class JoinSpec(
       .filter(_ != null)
   }
 
-  /** The finder over a sorted buffer, for this join's index. */
+  /** The finder over a sorted buffer, for this join's index, probing streamed rows. */
   private def finderFor(buffer: SortedBuffer): CandidateFinder = {
-    val sortBound = index.sortBound
-    val codec = KeyCodec(sortBound.bufferedKey.dataType)
-    def keys = codec.sortedKeys(buffer.storedKeys)
-    // Spark evaluates a comparison on every pair, its second operand only when the first is not
-    // NULL. So a streamed key is evaluated when some buffered row exists (first operand) or has
-    // a key (second operand), and an expression that could fail on this row fails exactly then.
-    // (A band's other bound has a streamed key that cannot fail: the planner allows no other.)
-    val probe =
-      if (sortBound.streamedKeyFirst) buffer.numRows > 0 else buffer.storedKeys.numElements() > 0
     // Probes: a key that is a column is read in place; any other is projected first.
     def probes(bounds: Seq[Bound]): (InternalRow => InternalRow, Int) =
       bounds.map(b => BindReferences.bindReference(b.streamedKey, streamedOutput)) match {
         case Seq(BoundReference(ordinal, _, _)) => (identity[InternalRow] _, ordinal)
         case bound => (UnsafeProjection.create(bound), 0)
       }
+    finderOver(buffer, probes)
+  }
+
+  /**
+   * The streamed keys a finder probes with, in the order of the fields of [[keyFinder]]'s key
+   * rows: the one bound's, or a band's lower then upper.
+   */
+  def probedKeys: Seq[Expression] = index match {
+    case IndexSpec.SortedRun(bound) => Seq(bound.streamedKey)
+    case IndexSpec.BandRun(lower, upper) => Seq(lower.streamedKey, upper.streamedKey)
+    case IndexSpec.IntervalIndex(lower, upper) => Seq(lower.streamedKey, upper.streamedKey)
+  }
+
+  /**
+   * The finder over a sorted buffer whose `find` takes the streamed keys already projected (a row
+   * of [[probedKeys]]), as generated code passes them; it is given null when [[probes]] is false.
+   */
+  def keyFinder(buffer: SortedBuffer): CandidateFinder =
+    finderOver(buffer, _ => (identity[InternalRow] _, 0))
+
+  /**
+   * Whether the streamed key is evaluated at all. Spark evaluates a comparison on every pair, its
+   * second operand only when the first is not NULL. So a streamed key is evaluated when some
+   * buffered row exists (first operand) or has a key (second operand), and an expression that
+   * could fail on this row fails exactly then. (A band's other bound has a streamed key that
+   * cannot fail: the planner allows no other.)
+   */
+  def probes(buffer: SortedBuffer): Boolean =
+    if (index.sortBound.streamedKeyFirst) buffer.numRows > 0 else buffer.storedKeys.numElements() > 0
+
+  private def finderOver(
+      buffer: SortedBuffer,
+      probesOf: Seq[Bound] => (InternalRow => InternalRow, Int)): CandidateFinder = {
+    val sortBound = index.sortBound
+    val codec = KeyCodec(sortBound.bufferedKey.dataType)
+    def keys = codec.sortedKeys(buffer.storedKeys)
+    val probe = probes(buffer)
     index match {
       case IndexSpec.SortedRun(bound) =>
-        val (keyOf, ordinal) = probes(Seq(bound))
+        val (keyOf, ordinal) = probesOf(Seq(bound))
         new SortedRunFinder(keys, bound.op, keyOf, ordinal, probe)
       case IndexSpec.BandRun(lower, upper) =>
-        new BandRunFinder(keys, lower.op, keys, upper.op, probes(Seq(lower, upper))._1, probe)
+        new BandRunFinder(keys, lower.op, keys, upper.op, probesOf(Seq(lower, upper))._1, probe)
       case IndexSpec.IntervalIndex(lower, upper) =>
         val encodeLower = KeyCodec.longEncoder(lower.bufferedKey.dataType).getOrElse(
           throw new IllegalStateException(s"an interval index on ${lower.bufferedKey.dataType}"))
         new IntervalFinder(keys, upper.op, lower.op, encodeLower, buffer.tree,
-          probes(Seq(lower, upper))._1, probe)
+          probesOf(Seq(lower, upper))._1, probe)
     }
   }
 

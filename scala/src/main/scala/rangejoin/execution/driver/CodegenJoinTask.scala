@@ -1,0 +1,52 @@
+package rangejoin.execution.driver
+
+import org.apache.spark.broadcast.Broadcast
+import org.apache.spark.sql.catalyst.InternalRow
+
+import rangejoin.execution.index.{CandidateFinder, EveryRowFinder, SortedBuffer}
+
+/**
+ * What the join's generated code calls for one task: the search over the broadcast buffer. The
+ * loop over candidates, the residual and the output are generated; the search is not (it is
+ * the same few calls per streamed row whatever the query).
+ * {{{
+ *   generated, per streamed row:        this task:
+ *     keys = probes ? project(s) : null
+ *     find(keys)                   ->     finder.find: a binary search, a band, a tree walk
+ *     while ((i = next()) >= 0)    ->     finder.next
+ *       b = row(i); residual(s, b) ...
+ * }}}
+ * When the buffer is unsorted (a buffered key raised an error on the driver), every buffered row
+ * is a candidate, in stock Spark's order, and the generated code tests the whole condition
+ * instead of the residual (`sorted` says which), as the interpreted driver does.
+ */
+private[rangejoin] final class CodegenJoinTask(spec: JoinSpec, buffer: SortedBuffer) {
+
+  val sorted: Boolean = buffer.isSorted
+
+  /** Whether the streamed keys are evaluated: see [[JoinSpec.probes]]; never when unsorted. */
+  val probes: Boolean = sorted && spec.probes(buffer)
+
+  private[this] val finder: CandidateFinder =
+    if (sorted) spec.keyFinder(buffer) else new EveryRowFinder(buffer.numRows)
+
+  /** Positions the search for the streamed row whose keys are `keys` (null when not `probes`). */
+  def find(keys: InternalRow): Unit = finder.find(keys)
+
+  def next(): Int = finder.next()
+
+  def isRun: Boolean = finder.isRun
+
+  def runFrom: Int = finder.runFrom
+
+  def runUntil: Int = finder.runUntil
+
+  def row(i: Int): InternalRow = buffer.row(i)
+}
+
+/** Creates each task's [[CodegenJoinTask]]: shipped to executors in the generated code's references. */
+private[rangejoin] final class CodegenJoinTasks(spec: JoinSpec, payload: Broadcast[SortedBuffer])
+  extends Serializable {
+
+  def create(): CodegenJoinTask = new CodegenJoinTask(spec, payload.value)
+}
