@@ -3,6 +3,7 @@
 import contextlib
 import datetime as dt
 import math
+import re
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -205,8 +206,9 @@ def assert_answer_is_stock(spark: SparkSession, make_df, conf: dict = None):
 
 
 def range_join_line(plan: str) -> str:
-    """The PiecewiseMergeJoin line of ``plan`` (its join type, build side, predicate)."""
-    lines = [line.strip(" +-:") for line in plan.splitlines() if PMJ in line]
+    """The PiecewiseMergeJoin line of ``plan`` (its join type, build side, predicate), without the
+    ``*(n)`` that marks a node of a whole-stage codegen stage."""
+    lines = [re.sub(r"^\*\(\d+\) ", "", line.strip(" +-:")) for line in plan.splitlines() if PMJ in line]
     assert len(lines) == 1, f"expected one {PMJ} in the plan:\n{plan}"
     return lines[0]
 
