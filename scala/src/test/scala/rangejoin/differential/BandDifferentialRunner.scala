@@ -1,10 +1,8 @@
 package rangejoin.differential
 
 import scala.collection.mutable
-import scala.util.{Failure, Success, Try}
 
-import org.apache.spark.SparkThrowable
-import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.apache.spark.sql.execution.joins.{BroadcastNestedLoopJoinExec, CartesianProductExec}
@@ -84,13 +82,13 @@ final class BandDifferentialRunner(spark: SparkSession) extends AdaptiveSparkPla
 
     (stock, ours) match {
       case (Rows(a), Rows(b)) =>
-        expect(a == b, s"answers differ\n${diff(a, b)}")
+        expect(a == b, s"answers differ\n${Differential.diff(a, b)}")
       case (Raised(a, _), Raised(b, _)) =>
         expect(a == b, s"errors differ: stock $a, rangejoin $b")
       case (Raised(a, _), Rows(b)) if c.stockAloneRaises =>
         expect(a == "ARITHMETIC_OVERFLOW", s"stock raised $a, not the overflow")
         run(c, conf ++ Seq(RangeJoinConf.Enabled -> "false", SQLConf.ANSI_ENABLED.key -> "false"))._2 match {
-          case Rows(withoutAnsi) => expect(b == withoutAnsi, s"answers differ from stock without ANSI\n${diff(withoutAnsi, b)}")
+          case Rows(withoutAnsi) => expect(b == withoutAnsi, s"answers differ from stock without ANSI\n${Differential.diff(withoutAnsi, b)}")
           case other => expect(ok = false, s"stock without ANSI gave ${brief(other)}")
         }
       case (a, b) => expect(ok = false, s"stock gave ${brief(a)}, rangejoin gave ${brief(b)}")
@@ -113,7 +111,7 @@ final class BandDifferentialRunner(spark: SparkSession) extends AdaptiveSparkPla
   }
 
   /** A side's rows, (id, x, lo, hi, v) each, to reproduce a failure from its message. */
-  private def data(c: BandCase, side: Side): String = BandTables.rows(c, side).map(render).mkString(" ")
+  private def data(c: BandCase, side: Side): String = BandTables.rows(c, side).map(Differential.render).mkString(" ")
 
   private def register(c: BandCase): Unit = {
     def table(side: Side, name: String): Unit = {
@@ -126,48 +124,13 @@ final class BandDifferentialRunner(spark: SparkSession) extends AdaptiveSparkPla
     table(Side.Right, "R")
   }
 
-  /** The query's plan before adaptive execution, its outcome, and its executed plan. */
   private def run(c: BandCase, conf: Seq[(String, String)]): (SparkPlan, Outcome, Option[SparkPlan]) =
-    withConf(conf) {
-      val df: DataFrame = spark.sql(c.sql)
-      val plan = df.queryExecution.sparkPlan
-      Try(df.collect().toSeq) match {
-        case Success(rows) => (plan, Rows(rows.map(render).sorted), Some(df.queryExecution.executedPlan))
-        case Failure(e) => (plan, raised(e), None)
-      }
-    }
-
-  private def raised(e: Throwable): Raised = {
-    val chain = Iterator.iterate(e)(_.getCause).takeWhile(_ != null).toSeq
-    val condition = chain.collectFirst {
-      case t: SparkThrowable if t.getCondition != null => t.getCondition
-    }.getOrElse(chain.last.getClass.getName)
-    Raised(condition, e.getMessage)
-  }
+    Differential.run(spark, c.sql, conf)
 
   private def brief(o: Outcome): String = o match {
     case Rows(rows) => s"${rows.size} rows: ${rows.take(10).mkString(" ")}"
     case Raised(condition, message) => s"$condition (${message.linesIterator.take(2).mkString(" ")})"
   }
 
-  private def render(row: Row): String = row.toSeq.map {
-    case null => "NULL"
-    case v => v.toString // Double/Float print NaN and -0.0 as themselves
-  }.mkString("[", ", ", "]")
-
-  private def diff(a: Seq[String], b: Seq[String]): String = {
-    val onlyStock = a.diff(b)
-    val onlyOurs = b.diff(a)
-    s"  ${a.size} rows from stock, ${b.size} from rangejoin\n" +
-      s"  only in stock: ${onlyStock.take(10).mkString(" ")}\n  only in rangejoin: ${onlyOurs.take(10).mkString(" ")}"
-  }
-
-  private def withConf[T](conf: Seq[(String, String)])(body: => T): T = {
-    val before = conf.map { case (k, _) => k -> spark.conf.getOption(k) }
-    conf.foreach { case (k, v) => spark.conf.set(k, v) }
-    try body finally before.foreach {
-      case (k, Some(v)) => spark.conf.set(k, v)
-      case (k, None) => spark.conf.unset(k)
-    }
-  }
+  private def withConf[T](conf: Seq[(String, String)])(body: => T): T = Differential.withConf(spark, conf)(body)
 }

@@ -52,7 +52,7 @@ final class DifferentialRunner(spark: SparkSession) extends AdaptiveSparkPlanHel
 
     (stock, ours) match {
       case (Rows(a), Rows(b)) =>
-        assert(a == b, s"answers differ: $describe\n${diff(a, b)}")
+        assert(a == b, s"answers differ: $describe\n${Differential.diff(a, b)}")
       case (Raised(a, _), Raised(b, _)) =>
         assert(a == b, s"errors differ: stock $a, rangejoin $b: $describe")
         bothRaised += 1
@@ -79,10 +79,22 @@ final class DifferentialRunner(spark: SparkSession) extends AdaptiveSparkPlanHel
     table(Side.Right, "R")
   }
 
-  /** The query's plan before adaptive execution, its outcome, and its executed plan. */
   private def run(c: Case, conf: Seq[(String, String)]): (SparkPlan, Outcome, Option[SparkPlan]) =
-    withConf(conf) {
-      val df: DataFrame = spark.sql(c.sql)
+    Differential.run(spark, c.sql, conf)
+
+  private def withConf[T](conf: Seq[(String, String)])(body: => T): T = Differential.withConf(spark, conf)(body)
+}
+
+/**
+ * What both differential runners do with a query: run it under some settings, and render its
+ * rows or its error so that two runs compare as values.
+ */
+object Differential {
+
+  /** The query's plan before adaptive execution, its outcome, and its executed plan. */
+  def run(spark: SparkSession, query: String, conf: Seq[(String, String)]): (SparkPlan, Outcome, Option[SparkPlan]) =
+    withConf(spark, conf) {
+      val df: DataFrame = spark.sql(query)
       val plan = df.queryExecution.sparkPlan
       Try(df.collect().toSeq) match {
         case Success(rows) => (plan, Rows(rows.map(render).sorted), Some(df.queryExecution.executedPlan))
@@ -90,7 +102,7 @@ final class DifferentialRunner(spark: SparkSession) extends AdaptiveSparkPlanHel
       }
     }
 
-  private def raised(e: Throwable): Raised = {
+  def raised(e: Throwable): Raised = {
     val chain = Iterator.iterate(e)(_.getCause).takeWhile(_ != null).toSeq
     val condition = chain.collectFirst {
       case t: SparkThrowable if t.getCondition != null => t.getCondition
@@ -98,20 +110,20 @@ final class DifferentialRunner(spark: SparkSession) extends AdaptiveSparkPlanHel
     Raised(condition, e.getMessage)
   }
 
-  private def render(row: Row): String = row.toSeq.map {
+  def render(row: Row): String = row.toSeq.map {
     case null => "NULL"
     case b: Array[Byte] => b.map("%02x".format(_)).mkString("X'", "", "'")
     case v => v.toString // Double/Float print NaN and -0.0 as themselves
   }.mkString("[", ", ", "]")
 
-  private def diff(a: Seq[String], b: Seq[String]): String = {
+  def diff(a: Seq[String], b: Seq[String]): String = {
     val onlyStock = a.diff(b)
     val onlyOurs = b.diff(a)
     s"  ${a.size} rows from stock, ${b.size} from rangejoin\n" +
       s"  only in stock: ${onlyStock.take(10).mkString(" ")}\n  only in rangejoin: ${onlyOurs.take(10).mkString(" ")}"
   }
 
-  private def withConf[T](conf: Seq[(String, String)])(body: => T): T = {
+  def withConf[T](spark: SparkSession, conf: Seq[(String, String)])(body: => T): T = {
     val before = conf.map { case (k, _) => k -> spark.conf.getOption(k) }
     conf.foreach { case (k, v) => spark.conf.set(k, v) }
     try body finally before.foreach {
