@@ -42,7 +42,9 @@ class KeyedJoinSuite extends RangeJoinQueries {
     val conditions = Seq(
       "kp.chr = ki.chr AND kp.x < ki.lo",
       "kp.x BETWEEN ki.lo AND ki.hi AND kp.chr = ki.chr",
-      "kp.chr <=> ki.chr AND kp.x >= ki.lo AND kp.x < ki.hi AND kp.pid <> ki.iid")
+      "kp.chr <=> ki.chr AND kp.x >= ki.lo AND kp.x < ki.hi AND kp.pid <> ki.iid",
+      // A key that is an expression, not a column: projected before its lookup.
+      "CAST(kp.chr AS BIGINT) = CAST(ki.chr AS BIGINT) AND kp.x <= ki.hi")
     for (condition <- conditions;
          how <- Seq("JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN", "LEFT SEMI JOIN", "LEFT ANTI JOIN");
          hint <- Seq("/*+ BROADCAST(ki) */", "/*+ BROADCAST(kp) */")) {

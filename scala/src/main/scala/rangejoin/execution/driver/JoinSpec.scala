@@ -3,10 +3,10 @@ package rangejoin.execution.driver
 import scala.collection.mutable.ArrayBuffer
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, BoundReference, Expression, Predicate, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, BoundReference, Expression, Predicate, UnsafeProjection}
 import org.apache.spark.sql.execution.metric.SQLMetric
 
-import rangejoin.execution.index.{BandRunFinder, Bound, CandidateFinder, EveryRowFinder, IndexSpec, IntervalFinder, KeyCodec, PerKeyFinder, SortedBuffer, SortedKeys, SortedRunFinder}
+import rangejoin.execution.index.{BandRunFinder, Bound, CandidateFinder, EveryRowFinder, IndexSpec, IntervalFinder, KeyCodec, KeyGroups, PerKeyFinder, SortedBuffer, SortedKeys, SortedRunFinder}
 
 /**
  * What a task needs to run its part of a piecewise merge join, and nothing of the plan: it is
@@ -83,8 +83,7 @@ private[rangejoin] final case class JoinSpec(
         case Seq(BoundReference(ordinal, _, _)) => (identity[InternalRow] _, ordinal)
         case bound => (UnsafeProjection.create(bound), 0)
       }
-    finderOver(buffer, probes,
-      projection(equalityKeys.map(BindReferences.bindReference(_, streamedOutput))))
+    finderOver(buffer, probes, groupLookup(_, equalityKeys.map(BindReferences.bindReference(_, streamedOutput))))
   }
 
   /** The streamed row's equality keys, under a per-key index; none otherwise. */
@@ -113,13 +112,27 @@ private[rangejoin] final case class JoinSpec(
     val equalityFields = equalityKeys.zipWithIndex.map { case (k, i) =>
       BoundReference(first + i, k.dataType, nullable = true)
     }
-    finderOver(buffer, _ => (identity[InternalRow] _, 0), projection(equalityFields))
+    finderOver(buffer, _ => (identity[InternalRow] _, 0), groupLookup(_, equalityFields))
   }
 
-  private def projection(exprs: Seq[Expression]): InternalRow => UnsafeRow = {
-    val project = UnsafeProjection.create(exprs)
-    row => project(row)
-  }
+  /**
+   * Looks a streamed row's equality key (`keys`, bound to the row) up in `groups`: one column of
+   * a long-keyed group is read in place as a long; any other key is projected to an UnsafeRow.
+   */
+  private def groupLookup(groups: KeyGroups, keys: Seq[Expression]): InternalRow => Int =
+    (groups.longEncoder, keys) match {
+      case (Some(encode), Seq(BoundReference(ordinal, _, _))) =>
+        row => if (row.isNullAt(ordinal)) -1 else groups.group(encode(row, ordinal))
+      case (Some(encode), _) =>
+        val project = UnsafeProjection.create(keys)
+        row => {
+          val key = project(row)
+          if (key.isNullAt(0)) -1 else groups.group(encode(key, 0))
+        }
+      case (None, _) =>
+        val project = UnsafeProjection.create(keys)
+        row => groups.group(project(row))
+    }
 
   /**
    * Whether the streamed key is evaluated at all. Spark evaluates a comparison on every pair, its
@@ -134,7 +147,7 @@ private[rangejoin] final case class JoinSpec(
   private def finderOver(
       buffer: SortedBuffer,
       probesOf: Seq[Bound] => (InternalRow => InternalRow, Int),
-      equalityKeyOf: => InternalRow => UnsafeRow): CandidateFinder = {
+      groupOf: KeyGroups => InternalRow => Int): CandidateFinder = {
     val sortBound = index.sortBound
     val codec = KeyCodec(sortBound.bufferedKey.dataType)
     val windows = ArrayBuffer.empty[SortedKeys]
@@ -158,7 +171,7 @@ private[rangejoin] final case class JoinSpec(
       case other => throw new IllegalStateException(s"no finder for $other")
     }
     buffer.groups match {
-      case Some(groups) => new PerKeyFinder(groups, equalityKeyOf, windows.toArray, within, probe)
+      case Some(groups) => new PerKeyFinder(groups, groupOf(groups), windows.toArray, within, probe)
       case None => within
     }
   }

@@ -1,7 +1,7 @@
 package rangejoin.execution.index
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{SpecializedGetters, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.SpecializedGetters
 
 /**
  * Finds, for one streamed row, the buffered rows that may satisfy the join condition, by their
@@ -185,11 +185,12 @@ private[rangejoin] final class IntervalFinder(
  * {{{
  *   streamed (chr2, x = 3)  ->  lookup chr2: segment [4, 6)  ->  within.find in keys(4 until 6)
  * }}}
- * `probe` is as for [[SortedRunFinder]]; `equalityKey` projects the streamed row's equality keys.
+ * `probe` is as for [[SortedRunFinder]]; `groupOf` looks the streamed row's equality key up in
+ * `groups` (-1: no buffered row has it).
  */
 private[rangejoin] final class PerKeyFinder(
     groups: KeyGroups,
-    equalityKey: InternalRow => UnsafeRow,
+    groupOf: InternalRow => Int,
     windows: Array[SortedKeys],
     within: CandidateFinder,
     probe: Boolean) extends CandidateFinder {
@@ -197,7 +198,7 @@ private[rangejoin] final class PerKeyFinder(
   private[this] var empty = true
 
   override def find(streamed: InternalRow): Unit = {
-    val group = if (probe) groups.group(equalityKey(streamed)) else -1
+    val group = if (probe) groupOf(streamed) else -1
     empty = group < 0 || groups.from(group) == groups.until(group)
     if (!empty) {
       var i = 0

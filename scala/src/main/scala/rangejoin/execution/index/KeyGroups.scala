@@ -1,6 +1,7 @@
 package rangejoin.execution.index
 
-import org.apache.spark.sql.catalyst.expressions.UnsafeRow
+import org.apache.spark.sql.catalyst.expressions.{SpecializedGetters, UnsafeRow}
+import org.apache.spark.sql.types._
 
 /**
  * The per-key index's segments: under equality keys the buffer's keyed rows are grouped by their
@@ -19,10 +20,34 @@ import org.apache.spark.sql.catalyst.expressions.UnsafeRow
  * @param keys   each group's key, by group number
  * @param starts group g holds positions [starts(g), starts(g + 1)); one more entry than groups
  */
-private[rangejoin] final class KeyGroups(keys: BroadcastRows, val starts: Array[Int]) extends Serializable {
+private[rangejoin] final class KeyGroups(
+    keys: BroadcastRows,
+    val starts: Array[Int],
+    longKey: Option[DataType]) extends Serializable {
   require(starts.length == keys.rows.length + 1)
 
   def numGroups: Int = keys.rows.length
+
+  /**
+   * The key read as a long, when the key is one integral, date or timestamp column (whose
+   * equality is its long's): lookups then skip the key row and hash a primitive, as Spark's
+   * LongHashedRelation does.
+   */
+  val longEncoder: Option[(SpecializedGetters, Int) => Long] = longKey.flatMap(KeyCodec.longEncoder)
+
+  @transient private lazy val longLookup: LongToGroup = {
+    val encode = longEncoder.get
+    val map = new LongToGroup(numGroups)
+    var g = 0
+    while (g < numGroups) {
+      map.put(encode(keys.rows(g), 0), g)
+      g += 1
+    }
+    map
+  }
+
+  /** The group of a one-column key read as a long ([[longEncoder]]), or -1. */
+  def group(key: Long): Int = longLookup.get(key)
 
   /** Built once per JVM that reads the broadcast. */
   @transient private lazy val lookup: java.util.HashMap[UnsafeRow, Integer] = {
@@ -46,4 +71,40 @@ private[rangejoin] final class KeyGroups(keys: BroadcastRows, val starts: Array[
   def from(group: Int): Int = starts(group)
 
   def until(group: Int): Int = starts(group + 1)
+}
+
+private[rangejoin] object KeyGroups {
+  /** Whether a one-column key of this type compares equal exactly when its longs do. */
+  def isLongKey(dataType: DataType): Boolean = dataType match {
+    case ByteType | ShortType | IntegerType | LongType | DateType | TimestampType | TimestampNTZType => true
+    case _ => false
+  }
+}
+
+/** An open-addressing map from long keys to group numbers, sized once for `n` keys. */
+private final class LongToGroup(n: Int) {
+  private[this] val mask = Integer.highestOneBit(math.max(4, n) * 2) * 2 - 1
+  private[this] val keys = new Array[Long](mask + 1)
+  private[this] val groups = Array.fill(mask + 1)(-1)
+
+  private def slot(key: Long): Int = {
+    val h = key * 0x9E3779B97F4A7C15L
+    (h ^ (h >>> 32)).toInt & mask
+  }
+
+  def put(key: Long, group: Int): Unit = {
+    var i = slot(key)
+    while (groups(i) >= 0 && keys(i) != key) i = (i + 1) & mask
+    keys(i) = key
+    groups(i) = group
+  }
+
+  def get(key: Long): Int = {
+    var i = slot(key)
+    while (groups(i) >= 0) {
+      if (keys(i) == key) return groups(i)
+      i = (i + 1) & mask
+    }
+    -1
+  }
 }

@@ -112,7 +112,11 @@ private[rangejoin] object SortedBuffer {
         val (grouped, starts) = byGroup(keyedByKey, groupOf, groupRows.size)
         val keyRows = new Array[InternalRow](groupRows.size)
         groupRows.forEach((row, g) => keyRows(g) = row)
-        (grouped, Some(new KeyGroups(new BroadcastRows(keyRows), starts)))
+        val longKey = groupKeys match {
+          case Seq(k) if KeyGroups.isLongKey(k.dataType) => Some(k.dataType)
+          case _ => None
+        }
+        (grouped, Some(new KeyGroups(new BroadcastRows(keyRows), starts, longKey)))
       }
     val order = keyed ++ unmatchable
     new SortedBuffer(new BroadcastRows(order.map(rows)), true, keys.stored(keyed), order,
