@@ -2,7 +2,7 @@ package rangejoin.planning
 
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate.{Max, Min}
-import org.apache.spark.sql.catalyst.plans.{LeftAnti, LeftSemi}
+import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, LeftAnti, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, DomainJoin, Join, LogicalPlan}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.internal.SQLConf
@@ -70,7 +70,7 @@ private[rangejoin] object KeyedExistence extends Rule[LogicalPlan] with Predicat
     val conf = SQLConf.get
     if (!RangeJoinConf.enabled(conf) || !RangeJoinConf.existenceFastPath(conf)) plan
     else plan.transformUp {
-      case join @ Join(left, right, LeftSemi | LeftAnti, Some(condition), _) =>
+      case join @ Join(left, right, LeftSemi | LeftAnti | ExistenceJoin(_), Some(condition), _) =>
         rewrite(splitConjunctivePredicates(condition), left.outputSet, right).map {
           case (aggregate, conjuncts) => join.copy(right = aggregate, condition = Some(conjuncts.reduce(And)))
         }.getOrElse(join)

@@ -80,7 +80,7 @@ class KeyedExistenceAqeOffSuite extends LocalKeyedExistenceSuite(
   SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> "false")
 
 /**
- * Every eighth case on `local-cluster[2,1,1024]`: the aggregate's shuffle and the join's broadcast
+ * Every sixteenth case on `local-cluster[2,1,1024]`: the aggregate's shuffle and the join's broadcast
  * cross executor JVMs. AQE on and off.
  */
 class KeyedExistenceDistributedSuite extends AnyFunSuite with BeforeAndAfterAll {
@@ -108,7 +108,7 @@ class KeyedExistenceDistributedSuite extends AnyFunSuite with BeforeAndAfterAll 
     } finally super.afterAll()
   }
 
-  for ((aqe, offset) <- Seq("true" -> 1, "false" -> 5); c <- KeyedExistenceSuites.every(8, offset)) {
+  for ((aqe, offset) <- Seq("true" -> 1, "false" -> 9); c <- KeyedExistenceSuites.every(16, offset)) {
     test(s"AQE $aqe: $c")(runner.check(c, Seq(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe)))
   }
 }
