@@ -350,7 +350,7 @@ def workloads() -> List[Workload]:
                       plan_marker="RangeJoinMax"),
             ],
             floor_what="both inputs scanned with a cheap filter, the columns the queries read: "
-                       "`SELECT count(*), sum(v) FROM (SELECT id AS v FROM kp WHERE x % 2 = 0 "
+                       "`SELECT count(*), sum(v) FROM (SELECT id AS v FROM kp WHERE x % 2 = 0 AND chr <> '' "
                        "UNION ALL SELECT id AS v FROM ki WHERE lo % 2 = 0 AND chr <> '')`",
             floor_sql=lambda answers: (
                 "SELECT count(*) AS n, sum(v) AS total FROM (SELECT id AS v FROM kp "
