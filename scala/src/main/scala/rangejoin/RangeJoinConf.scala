@@ -44,7 +44,17 @@ object RangeJoinConf {
   val DynamicFilter = "spark.rangejoin.dynamicFilter.enabled"
   val DynamicFilterDefault = true
 
+  /**
+   * Joins with equi-join keys and a range (`a.k = b.k AND a.x BETWEEN b.lo AND b.hi`) are planned
+   * with a per-key index over a broadcast side; false leaves them to Spark's hash and sort-merge
+   * joins.
+   */
+  val EqualityKeys = "spark.rangejoin.equalityKeys.enabled"
+  val EqualityKeysDefault = true
+
   def enabled(conf: SQLConf): Boolean = boolean(conf, Enabled, EnabledDefault)
+
+  def equalityKeys(conf: SQLConf): Boolean = boolean(conf, EqualityKeys, EqualityKeysDefault)
 
   def existenceFastPath(conf: SQLConf): Boolean =
     boolean(conf, ExistenceFastPath, ExistenceFastPathDefault)
