@@ -107,9 +107,10 @@ class Engines:
         else:
             self.reduced[table] = first
 
-    def spark_run(self, sql: str, mode: str):
+    def spark_run(self, sql: str, mode: str, marker: str = PMJ):
         """One Spark run: (answer, seconds, DataFrame, input records). ``mode``: "rangejoin",
-        "stock" or "floor" (which runs with rangejoin on, and has no join)."""
+        "stock" or "floor" (which runs with rangejoin on, and has no join). ``marker``: what
+        rangejoin's plan must contain and stock Spark's must not (the query's plan_marker)."""
         self.spark.conf.set(rangejoin.ENABLED, "false" if mode == "stock" else "true")
         self.stage_input.mark()
         start = time.perf_counter()
@@ -118,10 +119,10 @@ class Engines:
         seconds = time.perf_counter() - start
         records = self.stage_input.read()
         plan = executed_plan(df)
-        if mode == "rangejoin" and PMJ not in plan:
-            raise BenchError(f"rangejoin did not plan a {PMJ} for:\n{sql}\n{plan}")
-        if mode == "stock" and PMJ in plan:
-            raise BenchError(f"stock Spark (rangejoin disabled) planned a {PMJ} for:\n{sql}\n{plan}")
+        if mode == "rangejoin" and marker not in plan:
+            raise BenchError(f"rangejoin did not plan a {marker} for:\n{sql}\n{plan}")
+        if mode == "stock" and marker in plan:
+            raise BenchError(f"stock Spark (rangejoin disabled) planned a {marker} for:\n{sql}\n{plan}")
         return answer_of(rows[0]), seconds, df, records
 
     def duckdb_run(self, sql: str):
@@ -186,7 +187,7 @@ def run_sized(engines: Engines, query: wl.Query, engine: str, args) -> dict:
     pair of rows: its time is O(N x M)); see ``extrapolate``."""
     if engine == "stock Spark":
         def run():
-            return engines.spark_run(query.sql, "stock")
+            return engines.spark_run(query.sql, "stock", query.plan_marker)
     else:
         def run():
             return engines.duckdb_run(query.text("DuckDB"))
@@ -282,7 +283,7 @@ def run_query(engines: Engines, workload: wl.Workload, query: wl.Query, args) ->
         engines.view(t)
     out = {"key": query.key, "sql": query.sql, "duckdb_sql": query.duckdb_sql,
            "reference_sql": query.reference_sql}
-    out["rangejoin"] = timed("rangejoin", lambda: engines.spark_run(query.sql, "rangejoin"),
+    out["rangejoin"] = timed("rangejoin", lambda: engines.spark_run(query.sql, "rangejoin", query.plan_marker),
                              args.repeat, warm=not args.no_warmup)
     df, records = out["rangejoin"]["extra"]
     out["rangejoin"]["input_records"] = records
@@ -322,7 +323,7 @@ def run_query(engines: Engines, workload: wl.Workload, query: wl.Query, args) ->
         result = out[engine]
         if result and result["reduced"]:
             engines.view(result["table"], first=result["rows"])
-            rj, *_ = engines.spark_run(query.sql, "rangejoin")
+            rj, *_ = engines.spark_run(query.sql, "rangejoin", query.plan_marker)
             check_agree(f"{query.key} on the first {result['rows']:,} rows of {result['table']}",
                         {engine: result["answer"], "rangejoin": rj})
             check_expected(query, engines, rj)
@@ -362,14 +363,14 @@ def measure_memory(engines: Engines, query: wl.Query, out: dict) -> dict:
     was timed at), untimed."""
     memory = {}
     with HeapPeak(engines.spark) as peak:
-        engines.spark_run(query.sql, "rangejoin")
+        engines.spark_run(query.sql, "rangejoin", query.plan_marker)
     memory["rangejoin"] = peak.result
     stock = out.get("stock Spark")
     if stock:
         if stock["reduced"]:
             engines.view(stock["table"], first=stock["rows"])
         with HeapPeak(engines.spark) as peak:
-            engines.spark_run(query.sql, "stock")
+            engines.spark_run(query.sql, "stock", query.plan_marker)
         memory["stock Spark"] = dict(peak.result, streamed_rows=stock["rows"])
         engines.view(stock["table"])
     mb = 1024 * 1024

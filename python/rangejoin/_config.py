@@ -21,7 +21,8 @@ ENABLED = "spark.rangejoin.enabled"
 BROADCAST_THRESHOLD = "spark.rangejoin.broadcastThreshold"
 
 #: Semi, anti and existence joins with no residual broadcast only the subquery side's
-#: extreme-key row (default ``true``).
+#: extreme-key row; with equality keys too, Spark's own join runs on each key's extreme
+#: (default ``true``).
 EXISTENCE_FAST_PATH = "spark.rangejoin.existenceFastPath.enabled"
 
 #: Drop streamed rows outside the buffered keys' range before the join looks at them

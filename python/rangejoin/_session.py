@@ -90,7 +90,8 @@ def configure(
         ``spark.sql.autoBroadcastJoinThreshold``.
     existence_fast_path : bool, optional
         :data:`EXISTENCE_FAST_PATH`: semi, anti and existence joins with no residual broadcast
-        only the subquery side's extreme-key row (default ``True``).
+        only the subquery side's extreme-key row; with equality keys too, Spark's own join runs
+        on each key's extreme (default ``True``).
     dynamic_filter : bool, optional
         :data:`DYNAMIC_FILTER`: drop streamed rows outside the buffered keys' range before the
         join (default ``True``).

@@ -31,6 +31,8 @@ object RangeJoinConf {
   /**
    * Semi, anti and existence joins with no residual compare each streamed row with the other
    * side's minimum or maximum key alone, computed by an aggregate instead of a sorted broadcast.
+   * With equality keys as well (`i.chr = p.chr AND i.lo > p.x`), with the maximum or minimum per
+   * key, by Spark's own aggregate and join (planning.KeyedExistence).
    */
   val ExistenceFastPath = "spark.rangejoin.existenceFastPath.enabled"
   val ExistenceFastPathDefault = true

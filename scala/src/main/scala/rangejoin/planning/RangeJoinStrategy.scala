@@ -6,6 +6,7 @@ import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight, BuildSide
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, FullOuter, InnerLike, LeftAnti, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
+import org.apache.spark.sql.catalyst.util.UnsafeRowUtils
 import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
 import org.apache.spark.sql.execution.adaptive.{BroadcastQueryStageExec, LogicalQueryStage}
 import org.apache.spark.sql.internal.SQLConf
@@ -110,6 +111,10 @@ private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends S
             "the join has equi-join keys and no other condition: Spark's own joins serve it")
           _ <- Either.cond((leftKeys ++ rightKeys).forall(CannotFail(_)), (),
             "an equi-join key can fail")
+          // The per-key index groups keys by their bytes: a collation that calls unequal bytes
+          // equal (UTF8_LCASE) would split one key (found by the keyed EXISTS differential suite).
+          _ <- Either.cond((leftKeys ++ rightKeys).forall(k => UnsafeRowUtils.isBinaryStable(k.dataType)), (),
+            "an equi-join key's collation compares unequal bytes as equal")
         } yield (other, leftKeys, rightKeys)
       case _ => Right((join.condition.get, Nil, Nil))
     }

@@ -1,0 +1,175 @@
+package rangejoin.planning
+
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.expressions.aggregate.{Max, Min}
+import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, LeftAnti, LeftSemi}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, DomainJoin, Join, LogicalPlan}
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.types._
+
+import rangejoin.RangeJoinConf
+import rangejoin.expressions.CannotFail
+
+/**
+ * Semi, anti and existence joins with equality keys and one inequality: each key's extreme
+ * decides, as the existence fast path does without keys. The subquery side is reduced, per key,
+ * to its largest (or smallest) range key by Spark's own aggregate, and Spark's own hash or
+ * sort-merge join then matches the keys: at any size, with Spark's spill, AQE and codegen.
+ * {{{
+ *   EXISTS (SELECT 1 FROM i WHERE i.chr = p.chr AND i.lo > 2 * p.x)
+ *
+ *   i:  chr  lo                          Aggregate [chr], [chr, max(lo) AS RangeJoinMax]
+ *       c1   5                               c1   9
+ *       c1   9          ==>                  c2   NULL      (every lo NULL)
+ *       c2   NULL                            NULL 4         (never meets `=`; meets `<=>`)
+ *       NULL 4
+ *
+ *   condition  i.chr = p.chr AND i.lo > 2 * p.x   ==>   chr = p.chr AND RangeJoinMax > 2 * p.x
+ * }}}
+ * Some row of a key group has `lo > v` exactly when the group's `max(lo) > v`: Spark's max and
+ * min order values as its comparisons do (NaN above every number and equal to itself, -0.0 equal
+ * to 0.0, a string collation's order), skip NULLs, and give NULL for a group with no value, which
+ * matches nothing, as none of its rows does. The rows of a group agree on every key (`=` and
+ * grouping agree: floating-point keys are normalized for both, collated strings compared by
+ * collation), so each equality holds for the group row exactly when it holds for each row.
+ *
+ * Where the rewrite applies: a semi or anti join (`LEFT SEMI JOIN`, `LEFT ANTI JOIN`) or an
+ * `EXISTS` subquery (`EXISTS`, `NOT EXISTS`, `EXISTS ... OR`, which Spark later turns into semi,
+ * anti and existence joins) whose condition is, in any order, equalities (`=`, `<=>`) between an
+ * expression of each side plus exactly one `<`, `<=`, `>`, `>=` between an expression of each
+ * side, and nothing else. Comparisons keep their operand order, so a left expression is
+ * evaluated when Spark evaluates it (see below). `IN` and `NOT IN` subqueries are not rewritten:
+ * their equality is NOT IN's null-aware one, which no hash join matches.
+ *
+ * Errors: the aggregate evaluates the right side's expressions on all its rows, where Spark
+ * evaluates them only on the pairs its join finds, so those must not be able to fail
+ * ([[CannotFail]]); so must the left side's equality expressions, evaluated by whichever join
+ * Spark plans (a smaller right side may change a sort-merge join into a broadcast hash join,
+ * which evaluates them on other rows when a side is empty). The left side's range expression
+ * (`2 * p.x`, which overflows under ANSI) may fail: Spark evaluates it in the join condition, on
+ * a row's key-matched pairs, and stops at the first pair that holds. Written first, it is
+ * evaluated on the first such pair: exactly when the row has a key group. Written second, on the
+ * first such pair whose right operand is not NULL: exactly when the group's extreme is not NULL.
+ * So the rewritten join evaluates it on exactly the rows Spark does, and raises where Spark
+ * raises.
+ *
+ * The rule runs in the optimizer's fixed-point operator batches, before Spark rewrites
+ * subqueries into joins; it never matches its own output (a side holding an aggregate it made
+ * is left alone), and respects `spark.rangejoin.enabled` and
+ * `spark.rangejoin.existenceFastPath.enabled`. Anything it does not take it leaves unchanged.
+ */
+private[rangejoin] object KeyedExistence extends Rule[LogicalPlan] with PredicateHelper {
+
+  /** The aggregate's column names; EXPLAIN shows them. */
+  val MaxName = "RangeJoinMax"
+  val MinName = "RangeJoinMin"
+  val KeyName = "RangeJoinKey"
+
+  override def apply(plan: LogicalPlan): LogicalPlan = {
+    val conf = SQLConf.get
+    if (!RangeJoinConf.enabled(conf) || !RangeJoinConf.existenceFastPath(conf)) plan
+    else plan.transformUp {
+      case join @ Join(left, right, LeftSemi | LeftAnti | ExistenceJoin(_), Some(condition), _) =>
+        rewrite(splitConjunctivePredicates(condition), left.outputSet, right).map {
+          case (aggregate, conjuncts) => join.copy(right = aggregate, condition = Some(conjuncts.reduce(And)))
+        }.getOrElse(join)
+      case node =>
+        val outer = AttributeSet(node.children.flatMap(_.output))
+        node.transformExpressionsUp {
+          case exists @ Exists(sub, _, _, joinCond, _) if joinCond.nonEmpty =>
+            rewrite(joinCond.flatMap(splitConjunctivePredicates), outer, sub).map {
+              case (aggregate, conjuncts) => exists.copy(plan = aggregate, joinCond = conjuncts)
+            }.getOrElse(exists)
+        }
+    }
+  }
+
+  /** One conjunct, with the position of its right-side (subquery-side) operand. */
+  private case class Comparison(conjunct: BinaryComparison, rightFirst: Boolean) {
+    def rightOperand: Expression = if (rightFirst) conjunct.left else conjunct.right
+    def leftOperand: Expression = if (rightFirst) conjunct.right else conjunct.left
+    def withRight(e: Expression): Expression =
+      if (rightFirst) conjunct.withNewChildren(Seq(e, conjunct.right))
+      else conjunct.withNewChildren(Seq(conjunct.left, e))
+    /** Whether the right side's operand must be above the left's for the conjunct to hold. */
+    def rightAbove: Boolean = conjunct match {
+      case _: LessThan | _: LessThanOrEqual => !rightFirst
+      case _ => rightFirst
+    }
+  }
+
+  /**
+   * The right side reduced to one row per key with its extreme range key, and the conjuncts over
+   * it; None where the rewrite would not be exact or does not apply.
+   */
+  private def rewrite(
+      conjuncts: Seq[Expression],
+      leftOutput: AttributeSet,
+      right: LogicalPlan): Option[(LogicalPlan, Seq[Expression])] = {
+    if (right.exists(made) || right.exists(_.isInstanceOf[DomainJoin])) return None
+    val compared = conjuncts.map(comparison(_, leftOutput, right.outputSet))
+    if (compared.exists(_.isEmpty)) return None
+    val (equalities, ranges) = compared.flatten.partition(_.conjunct match {
+      case _: EqualTo | _: EqualNullSafe => true
+      case _ => false
+    })
+    ranges match {
+      case Seq(range) if equalities.nonEmpty &&
+          equalities.forall(e => groupable(e.rightOperand.dataType) && CannotFail(e.leftOperand)) &&
+          ordered(range.rightOperand.dataType) &&
+          compared.flatten.forall(c => CannotFail(c.rightOperand)) =>
+        val keys = equalities.map(_.rightOperand).foldLeft(Seq.empty[Expression]) { (seen, k) =>
+          if (seen.exists(_.semanticEquals(k))) seen else seen :+ k
+        }
+        val keyColumns: Seq[NamedExpression] = keys.map {
+          case a: Attribute => a
+          case e => Alias(e, KeyName)()
+        }
+        val extreme =
+          if (range.rightAbove) Alias(Max(range.rightOperand).toAggregateExpression(), MaxName)()
+          else Alias(Min(range.rightOperand).toAggregateExpression(), MinName)()
+        val aggregate = Aggregate(keys, keyColumns :+ extreme, right)
+        def column(k: Expression) = keyColumns(keys.indexWhere(_.semanticEquals(k))).toAttribute
+        val rewritten = compared.flatten.map { c =>
+          if (c eq range) c.withRight(extreme.toAttribute) else c.withRight(column(c.rightOperand))
+        }
+        Some((aggregate, rewritten))
+      case _ => None
+    }
+  }
+
+  /** A comparison between an expression of each side that the rewrite can carry, or None. */
+  private def comparison(conjunct: Expression, left: AttributeSet, right: AttributeSet): Option[Comparison] = {
+    def over(e: Expression, side: AttributeSet) =
+      e.references.nonEmpty && e.references.subsetOf(side) && e.deterministic &&
+        !SubqueryExpression.hasSubquery(e) &&
+        !e.exists(x => x.isInstanceOf[Unevaluable] && !x.isInstanceOf[Attribute])
+    conjunct match {
+      case c @ (_: EqualTo | _: EqualNullSafe | _: LessThan | _: LessThanOrEqual | _: GreaterThan |
+                _: GreaterThanOrEqual) =>
+        val b = c.asInstanceOf[BinaryComparison]
+        if (b.left.dataType != b.right.dataType) None
+        else if (over(b.left, left) && over(b.right, right)) Some(Comparison(b, rightFirst = false))
+        else if (over(b.left, right) && over(b.right, left)) Some(Comparison(b, rightFirst = true))
+        else None
+      case _ => None
+    }
+  }
+
+  /** Types whose grouping agrees with `=` and `<=>`. */
+  private def groupable(t: DataType): Boolean = t match {
+    case _: NumericType | _: StringType | BooleanType | DateType | TimestampType |
+         TimestampNTZType | BinaryType => true
+    case _ => false
+  }
+
+  /** Types whose max and min agree with `<`, `<=`, `>`, `>=`. */
+  private def ordered(t: DataType): Boolean = groupable(t)
+
+  private def made(plan: LogicalPlan): Boolean = plan match {
+    case Aggregate(_, columns, _, _) =>
+      columns.exists(c => c.name == MaxName || c.name == MinName)
+    case _ => false
+  }
+}

@@ -1,0 +1,63 @@
+package rangejoin.features
+
+import org.apache.spark.sql.catalyst.plans.logical.Aggregate
+
+import rangejoin.RangeJoinConf
+import rangejoin.planning.KeyedExistence
+
+/**
+ * The keyed existence rewrite as a rule: where it shows, the settings that switch it off, that it
+ * is idempotent (the optimizer's fixed-point batches run it again on its own output), and Spark's
+ * max and min agreeing with its comparisons on NaN and signed zeros.
+ */
+class KeyedExistenceSuite extends RangeJoinQueries {
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    sql("""CREATE OR REPLACE TEMP VIEW kp(id, chr, x) AS VALUES (1, 'a', 1.0D), (2, 'a', CAST('NaN' AS DOUBLE)),
+          |  (3, 'b', -0.0D), (4, 'b', 0.0D), (5, NULL, 2.0D), (6, 'c', 1.0D)""".stripMargin)
+    sql("""CREATE OR REPLACE TEMP VIEW ki(id, chr, lo) AS VALUES (1, 'a', CAST('NaN' AS DOUBLE)), (2, 'a', 3.0D),
+          |  (3, 'b', 0.0D), (4, 'b', -0.0D), (5, NULL, 9.0D), (6, 'c', NULL)""".stripMargin)
+  }
+
+  private val exists = "SELECT * FROM kp p WHERE EXISTS (SELECT 1 FROM ki i WHERE i.chr = p.chr AND i.lo > p.x)"
+
+  private def aggregates(query: String) = sql(query).queryExecution.optimizedPlan.collect {
+    case a: Aggregate if a.aggregateExpressions.exists(_.name.startsWith("RangeJoin")) => a
+  }
+
+  test("EXPLAIN shows the aggregate's RangeJoinMax column; the answer is stock Spark's") {
+    assertAsStock(exists)
+    val explained = sql(s"EXPLAIN EXTENDED $exists").collect().map(_.getString(0)).mkString
+    assert(explained.contains(s"AS ${KeyedExistence.MaxName}"), explained)
+    assert(aggregates(exists).size == 1)
+    val min = "SELECT * FROM kp p WHERE NOT EXISTS (SELECT 1 FROM ki i WHERE i.chr = p.chr AND i.lo <= p.x)"
+    assertAsStock(min)
+    assert(sql(min).queryExecution.optimizedPlan.toString.contains(KeyedExistence.MinName))
+  }
+
+  test("spark.rangejoin.enabled and existenceFastPath.enabled switch it off; a bad value fails the query") {
+    withSQLConf(RangeJoinConf.Enabled -> "false") { assert(aggregates(exists).isEmpty) }
+    withSQLConf(RangeJoinConf.ExistenceFastPath -> "false") { assert(aggregates(exists).isEmpty) }
+    withSQLConf(RangeJoinConf.ExistenceFastPath -> "maybe") {
+      assert(intercept[IllegalArgumentException](sql(exists).queryExecution.optimizedPlan)
+        .getMessage.contains(RangeJoinConf.ExistenceFastPath))
+    }
+  }
+
+  test("the rule leaves its own output unchanged") {
+    val once = sql("SELECT * FROM kp p LEFT ANTI JOIN ki i ON i.chr = p.chr AND p.x < i.lo")
+      .queryExecution.optimizedPlan
+    assert(once.exists(_.isInstanceOf[Aggregate]))
+    assert(KeyedExistence(once) == once)
+  }
+
+  test("max and min order NaN and signed zeros as the comparisons do") {
+    // NaN is the largest double and equal to itself; -0.0 equals 0.0: one group's max is NaN,
+    // the other's max or min either zero, and every comparison with them is Spark's.
+    for (op <- Seq("<", "<=", ">", ">=")) {
+      assertAsStock(s"SELECT * FROM kp p WHERE EXISTS (SELECT 1 FROM ki i WHERE i.chr = p.chr AND p.x $op i.lo)")
+      assertAsStock(s"SELECT * FROM kp p WHERE NOT EXISTS (SELECT 1 FROM ki i WHERE i.chr <=> p.chr AND i.lo $op p.x)")
+    }
+  }
+}
