@@ -42,7 +42,16 @@ object RangeJoinConf {
   val DynamicFilter = "spark.rangejoin.dynamicFilter.enabled"
   val DynamicFilterDefault = true
 
+  /**
+   * Inner band and interval joins with no side to buffer run as Spark's own equi-join on bins of
+   * their keys (BinnedRangeJoin) rather than as a cartesian product.
+   */
+  val Binning = "spark.rangejoin.binning.enabled"
+  val BinningDefault = true
+
   def enabled(conf: SQLConf): Boolean = boolean(conf, Enabled, EnabledDefault)
+
+  def binning(conf: SQLConf): Boolean = boolean(conf, Binning, BinningDefault)
 
   def existenceFastPath(conf: SQLConf): Boolean =
     boolean(conf, ExistenceFastPath, ExistenceFastPathDefault)

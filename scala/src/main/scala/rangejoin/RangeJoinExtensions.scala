@@ -6,7 +6,7 @@ import org.apache.spark.SPARK_VERSION
 import org.apache.spark.sql.{SparkSession, SparkSessionExtensions, SparkSessionExtensionsProvider}
 import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
 
-import rangejoin.planning.{RangeJoinHintNames, RangeJoinHints, RangeJoinStrategy}
+import rangejoin.planning.{BinnedRangeJoin, RangeJoinHintNames, RangeJoinHints, RangeJoinStrategy}
 
 /**
  * rangejoin's entry point: `spark.sql.extensions=rangejoin.RangeJoinExtensions`. Spark also loads
@@ -25,6 +25,8 @@ class RangeJoinExtensions extends SparkSessionExtensionsProvider {
       // before Spark drops hints it does not know.
       extensions.injectHintResolutionRule(_ => RangeJoinHintNames)
       extensions.injectResolutionRule(RangeJoinHints(_))
+      // Rewrites band joins too large to broadcast into Spark's own equi-joins on bins.
+      extensions.injectOptimizerRule(BinnedRangeJoin(_))
       // Plans single-inequality joins as PiecewiseMergeJoinExec, ahead of Spark's JoinSelection.
       extensions.injectPlannerStrategy(RangeJoinStrategy)
     }
