@@ -73,9 +73,8 @@ class BinnedJoinSuite extends RangeJoinQueries {
   for ((name, condition) <- shapes) {
     test(s"$name: an equi-join on bins, as stock Spark") {
       rewritten(s"SELECT * FROM bpt JOIN biv ON $condition")
-      rewritten(s"SELECT * FROM bpt JOIN biv ON $condition", SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> "false")
-      rewritten(s"SELECT /*+ RANGE_JOIN(biv, 3) */ * FROM bpt JOIN biv ON $condition")
-      rewritten(s"SELECT /*+ RANGE_JOIN(bpt, 1) */ * FROM bpt JOIN biv ON $condition")
+      rewritten(s"SELECT /*+ RANGE_JOIN(biv, 3) */ * FROM bpt JOIN biv ON $condition",
+        SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> "false")
     }
   }
 
