@@ -3,14 +3,15 @@ package rangejoin.planning
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate.{BitOrAgg, Percentile}
-import org.apache.spark.sql.catalyst.plans.{Inner, InnerLike}
-import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Generate, Join, LogicalPlan, Project, Union}
+import org.apache.spark.sql.catalyst.plans.{FullOuter, Inner, InnerLike, LeftAnti, LeftOuter, RightOuter}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Generate, Join, JoinHint, LogicalPlan, Project, Union}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreePattern.JOIN
-import org.apache.spark.sql.types.{IntegerType, LongType, Metadata, MetadataBuilder, TimestampNTZType, TimestampType}
+import org.apache.spark.sql.catalyst.util.CollationFactory
+import org.apache.spark.sql.types._
 
 import rangejoin.RangeJoinConf
-import rangejoin.execution.index.RangeOp
+import rangejoin.execution.index.{RangeOp, RangePredicate}
 import rangejoin.expressions._
 
 /**
@@ -30,7 +31,20 @@ import rangejoin.expressions._
  * interval containing it share exactly one (level, bin) ([[BinGrid]]), so each pair is emitted
  * once. Equality conjuncts of the condition stay equi-join keys alongside the bins.
  *
- * Which joins: inner, not rewritten before (its bins are in the condition), condition
+ * Outer joins (left, right, full) are the inner join's pairs plus, for each preserved side, its
+ * rows with no pair, padded with NULLs, found by an anti join against the pairs
+ * (`preservedSides`): each preserved row comes out once, matched or not, whichever side is
+ * expanded into bins.
+ * {{{
+ *   Union
+ *   :- (the inner pairs, as above)
+ *   +- Project [p.*, NULL AS i.*]
+ *      +- Join LeftAnti, p.x <=> x' AND ...       the preserved side's columns in the condition
+ *         :- p
+ *         +- Distinct [p.x AS x', ...] of the inner pairs
+ * }}}
+ *
+ * Which joins: inner or outer, not rewritten before (its bins are in the condition), condition
  * deterministic and evaluable, a band found by [[RangeCondition]] whose four keys cannot fail
  * (they are evaluated on every row; Spark evaluates them only on the pairs it compares) and are
  * all of one type that bins as a long ([[BinKeys]]), and either a `RANGE_JOIN(t, size)` hint or no
@@ -67,7 +81,8 @@ private[rangejoin] object BinnedRangeJoin {
 
   def rewrite(join: Join, conf: org.apache.spark.sql.internal.SQLConf): Option[LogicalPlan] = for {
     condition <- join.condition
-    if join.joinType.isInstanceOf[InnerLike] && !isRewritten(condition) && evaluable(condition)
+    if !isRewritten(condition) && evaluable(condition)
+    preserved <- preservedSides(join, condition)
     binHint = RangeJoinHints.binSize(join.hint)
     if !RangeJoinHints.onLeft(join.hint) && !RangeJoinHints.onRight(join.hint)
     if binHint.isDefined ||
@@ -78,8 +93,20 @@ private[rangejoin] object BinnedRangeJoin {
     if keys.forall(k => CannotFail(k) && BinKeys.supports(k.dataType)) &&
       keys.map(_.dataType).distinct.size == 1
   } yield {
+    val pairs = innerPairs(join.copy(joinType = Inner), condition, band.predicates, keys, binHint)
+    if (preserved.isEmpty) pairs
+    else Union(pairs +: preserved.map(unmatched(join, condition, _, pairs)))
+  }
+
+  /** The inner join's pairs, as an equi-join on bins (or two, for overlapping intervals). */
+  private def innerPairs(
+      join: Join,
+      condition: Expression,
+      predicates: Seq[RangePredicate],
+      keys: Seq[Expression],
+      binHint: Option[Double]): LogicalPlan = {
     val binSize = binHint.map(size => inKeyUnits(size, keys.head))
-    val (above, below) = band.predicates.partition(p => p.op == RangeOp.Gt || p.op == RangeOp.Ge)
+    val (above, below) = predicates.partition(p => p.op == RangeOp.Gt || p.op == RangeOp.Ge)
     val (la, rlo) = (above.head.leftKey, above.head.rightKey) // r.lo <= l.a
     val (lb, rhi) = (below.head.leftKey, below.head.rightKey) // l.b <= r.hi
     if (la.semanticEquals(lb)) {
@@ -95,6 +122,54 @@ private[rangejoin] object BinnedRangeJoin {
         binned(join, And(condition, GreaterThan(minR, minL)), pointIsLeft = false,
           minR, minL, maxL, binSize)))
     }
+  }
+
+  /**
+   * The sides an outer join preserves (none for an inner join); None for other join types, and
+   * for outer joins whose preserved side's columns in the condition do not identify its rows'
+   * matches (below).
+   *
+   * An outer join is its inner pairs plus each preserved row with no pair, padded with NULLs.
+   * Whether a row has a pair depends only on its columns the condition reads: two rows equal in
+   * those have the same pairs. So the unmatched rows are the preserved side's rows whose values in
+   * those columns are not among the pairs' (an anti join on them, NULL equal to NULL), each kept
+   * with its multiplicity. "Equal" must mean "behaves the same in the condition": not for floating
+   * point (-0.0 equals 0.0, NaNs differ in bits), collated strings or nested types.
+   */
+  private def preservedSides(join: Join, condition: Expression): Option[Seq[LogicalPlan]] = {
+    def identifies(side: LogicalPlan) =
+      side.output.filter(condition.references.contains).forall(a => identityType(a.dataType))
+    val sides = join.joinType match {
+      case _: InnerLike => Some(Nil)
+      case LeftOuter => Some(Seq(join.left))
+      case RightOuter => Some(Seq(join.right))
+      case FullOuter => Some(Seq(join.left, join.right))
+      case _ => None
+    }
+    sides.filter(_.forall(identifies))
+  }
+
+  private def identityType(dataType: DataType): Boolean = dataType match {
+    case BooleanType | ByteType | ShortType | IntegerType | LongType | DateType | TimestampType |
+        TimestampNTZType | BinaryType | _: DecimalType => true
+    case s: StringType => s.collationId == CollationFactory.UTF8_BINARY_COLLATION_ID
+    case _ => false
+  }
+
+  /** The rows of `side` (preserved by `join`) that have no pair in `pairs`, padded with NULLs. */
+  private def unmatched(join: Join, condition: Expression, side: LogicalPlan, pairs: LogicalPlan)
+      : LogicalPlan = {
+    val read = side.output.filter(condition.references.contains)
+    val matched = read.map(a => Alias(a, a.name)())
+    // Distinct, as an Aggregate: Spark replaces Distinct before this rule runs.
+    val keys = Aggregate(matched.map(_.toAttribute), matched.map(_.toAttribute), Project(matched, pairs))
+    val anti = Join(side, keys, LeftAnti,
+      read.zip(matched).map { case (a, m) => EqualNullSafe(a, m.toAttribute): Expression }.reduceOption(And),
+      JoinHint.NONE)
+    val sideIds = side.outputSet
+    Project(join.output.map { a =>
+      if (sideIds.contains(a)) a else Alias(Literal(null, a.dataType), a.name)()
+    }, anti)
   }
 
   /**

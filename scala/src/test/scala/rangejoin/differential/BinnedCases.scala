@@ -16,18 +16,19 @@ import org.apache.spark.sql.SparkSession
  * points in one bin (skew), and sides with no row or one row.
  */
 final case class BinnedCase(index: Int, keyType: String, shape: String, condition: String,
-    equality: String, hint: String, conf: Seq[(String, String)], seed: Long, sizes: (Int, Int)) {
+    equality: String, hint: String, conf: Seq[(String, String)], seed: Long, sizes: (Int, Int),
+    how: String = "JOIN") {
 
   def p: String = s"bp_$index"
   def i: String = s"bi_$index"
 
   def query: String = {
     val on = (if (equality.isEmpty) "" else s"$equality AND ") + condition
-    s"SELECT $hint * FROM $p p JOIN $i i ON $on".replace("  ", " ")
+    s"SELECT $hint * FROM $p p $how $i i ON $on".replace("  ", " ")
   }
 
   override def toString: String =
-    f"case $index%03d: $keyType $shape${if (equality.nonEmpty) s" with $equality" else ""}" +
+    f"case $index%03d: $how $keyType $shape${if (equality.nonEmpty) s" with $equality" else ""}" +
       s"${if (hint.nonEmpty) s" $hint" else ""} sizes $sizes seed $seed"
 
   /** Creates this case's two views. */
@@ -102,7 +103,8 @@ object BinnedCases {
 
   private val equalities = Seq("", "p.k = i.k", "p.k <=> i.k")
   private val hints = Seq("", "/*+ RANGE_JOIN(i, 1) */", "/*+ RANGE_JOIN(p, 7) */", "/*+ RANGE_JOIN(i, 1000000000) */")
-  private val sizes = Seq((40, 30), (120, 60), (0, 20), (25, 0), (1, 30), (60, 1), (200, 100))
+  private val hows = Seq("JOIN", "LEFT JOIN", "JOIN", "RIGHT JOIN", "JOIN", "FULL JOIN")
+  private val sizes = Seq((40, 30), (120, 60), (0, 20), (25, 0), (1, 30), (60, 1), (200, 100), (120, 60), (200, 100))
 
   def generate(seed: Long = 12L): Seq[BinnedCase] = {
     val rnd = new Random(seed)
@@ -113,7 +115,7 @@ object BinnedCases {
     } yield (keyType, shape, condition, equalities((t + s) % equalities.size))
     combos.zipWithIndex.map { case ((keyType, shape, condition, equality), n) =>
       BinnedCase(n, keyType, shape, condition, equality, hints(rnd.nextInt(hints.size)), Nil,
-        rnd.nextLong(), sizes(rnd.nextInt(sizes.size)))
+        rnd.nextLong(), sizes(rnd.nextInt(sizes.size)), hows(n % hows.size))
     } ++ toleranceBands(combos.size)
   }
 
