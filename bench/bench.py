@@ -1,4 +1,4 @@
-"""Benchmark W1-W9: range joins in Spark with rangejoin, in stock Spark, and in DuckDB.
+"""Benchmark W1-W10: range joins in Spark with rangejoin, in stock Spark, and in DuckDB.
 
 Run it with ``make bench`` (which builds and installs the wheel and the benchmark's own pinned
 dependencies first), or ``python bench/bench.py [options]`` with a Python that has the wheel,

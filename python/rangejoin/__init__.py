@@ -14,7 +14,8 @@ jar and sets a ``SparkSession`` up to use it::
 
 rangejoin is on by default once loaded; :func:`disable` and :func:`enable` switch it per session
 at run time (the SQL configuration :data:`ENABLED`). The other configuration keys are
-:data:`BROADCAST_THRESHOLD`, :data:`EXISTENCE_FAST_PATH` and :data:`DYNAMIC_FILTER`, settable
+:data:`BROADCAST_THRESHOLD`, :data:`EXISTENCE_FAST_PATH`, :data:`DYNAMIC_FILTER` and
+:data:`EQUALITY_KEYS`, settable
 through :func:`configure`'s options, ``spark.conf.set`` or SQL ``SET``; the join hint
 :data:`HINT` (``/*+ RANGE_JOIN(t) */``) makes ``t`` the buffered side.
 """
@@ -23,6 +24,7 @@ from rangejoin._config import (
     BROADCAST_THRESHOLD,
     DYNAMIC_FILTER,
     ENABLED,
+    EQUALITY_KEYS,
     EXISTENCE_FAST_PATH,
     EXTENSION,
     HINT,
@@ -43,6 +45,7 @@ __all__ = [
     "BROADCAST_THRESHOLD",
     "DYNAMIC_FILTER",
     "ENABLED",
+    "EQUALITY_KEYS",
     "EXISTENCE_FAST_PATH",
     "EXTENSION",
     "HINT",

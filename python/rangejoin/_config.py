@@ -28,6 +28,10 @@ EXISTENCE_FAST_PATH = "spark.rangejoin.existenceFastPath.enabled"
 #: (default ``true``).
 DYNAMIC_FILTER = "spark.rangejoin.dynamicFilter.enabled"
 
+#: Joins with equality keys and a range (``a.chr = b.chr AND a.x BETWEEN b.lo AND b.hi``) use an
+#: index per key over a buffered side (default ``true``); ``false`` leaves them to Spark.
+EQUALITY_KEYS = "spark.rangejoin.equalityKeys.enabled"
+
 #: The class to name in ``spark.sql.extensions``.
 EXTENSION = "rangejoin.RangeJoinExtensions"
 
@@ -41,9 +45,10 @@ OPTIONS: Dict[str, str] = {
     "broadcast_threshold": BROADCAST_THRESHOLD,
     "existence_fast_path": EXISTENCE_FAST_PATH,
     "dynamic_filter": DYNAMIC_FILTER,
+    "equality_keys": EQUALITY_KEYS,
 }
 
-_BOOLEAN_KEYS = (ENABLED, EXISTENCE_FAST_PATH, DYNAMIC_FILTER)
+_BOOLEAN_KEYS = (ENABLED, EXISTENCE_FAST_PATH, DYNAMIC_FILTER, EQUALITY_KEYS)
 
 # What the JVM accepts for BROADCAST_THRESHOLD (RangeJoinConf.broadcastThreshold): Spark's byte
 # string (JavaUtils.byteStringAsBytes: digits and an optional binary unit, any case), or else a
@@ -75,6 +80,7 @@ _ACCEPTED = {
     ENABLED: "true or false",
     EXISTENCE_FAST_PATH: "true or false",
     DYNAMIC_FILTER: "true or false",
+    EQUALITY_KEYS: "true or false",
     BROADCAST_THRESHOLD: (
         "a size in bytes, with an optional unit (10485760, 10m, 64MB, 1g), or -1 to buffer "
         "hinted sides only"

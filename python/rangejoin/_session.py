@@ -56,6 +56,7 @@ def configure(
     broadcast_threshold: Optional[Union[int, str]] = None,
     existence_fast_path: Optional[bool] = None,
     dynamic_filter: Optional[bool] = None,
+    equality_keys: Optional[bool] = None,
     **unknown: Any,
 ) -> "SparkSession.Builder":
     """Set up a ``SparkSession.Builder`` to use rangejoin, and return the same builder.
@@ -93,6 +94,9 @@ def configure(
     dynamic_filter : bool, optional
         :data:`DYNAMIC_FILTER`: drop streamed rows outside the buffered keys' range before the
         join (default ``True``).
+    equality_keys : bool, optional
+        :data:`EQUALITY_KEYS`: joins with equality keys and a range use an index per key over a
+        buffered side (default ``True``).
 
     Returns
     -------
@@ -124,6 +128,7 @@ def configure(
             "broadcast_threshold": broadcast_threshold,
             "existence_fast_path": existence_fast_path,
             "dynamic_filter": dynamic_filter,
+            "equality_keys": equality_keys,
             **unknown,
         }
     )

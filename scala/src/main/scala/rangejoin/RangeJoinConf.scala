@@ -43,8 +43,18 @@ object RangeJoinConf {
   val DynamicFilterDefault = true
 
   /**
-   * Inner band and interval joins with no side to buffer run as Spark's own equi-join on bins of
-   * their keys (BinnedRangeJoin) rather than as a cartesian product.
+   * Joins with equi-join keys and a range (`a.k = b.k AND a.x BETWEEN b.lo AND b.hi`) are planned
+   * with a per-key index over a broadcast side; false leaves them to Spark's hash and sort-merge
+   * joins.
+   */
+  val EqualityKeys = "spark.rangejoin.equalityKeys.enabled"
+  val EqualityKeysDefault = true
+
+  def equalityKeys(conf: SQLConf): Boolean = boolean(conf, EqualityKeys, EqualityKeysDefault)
+
+  /**
+   * Band and interval joins (inner and outer) with no side to buffer run as Spark's own equi-join
+   * on bins of their keys (BinnedRangeJoin) rather than as a cartesian product or nested loop.
    */
   val Binning = "spark.rangejoin.binning.enabled"
   val BinningDefault = true

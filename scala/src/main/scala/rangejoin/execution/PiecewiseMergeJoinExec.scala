@@ -116,7 +116,7 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
 
   /** The broadcast the buffered side needs: sorted by its key, keeping the tree's key if any. */
   private def bufferedMode: SortedBroadcastMode =
-    SortedBroadcastMode.of(index.sortKey, index.secondKey, buffered.output, bufferedExtreme)
+    SortedBroadcastMode.of(index.sortKey, index.secondKey, index.groupKeys, buffered.output, bufferedExtreme)
 
   override def requiredChildDistribution: Seq[Distribution] = buildSide match {
     case BuildLeft => BroadcastDistribution(bufferedMode) :: UnspecifiedDistribution :: Nil
@@ -236,7 +236,7 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
    * it, as the planner builds it (an exchange would not do under adaptive execution; see there).
    */
   def withSortedBroadcast: PiecewiseMergeJoinExec = {
-    val sorted = SortedBroadcastExec(index.sortKey, index.secondKey, buffered, bufferedExtreme)
+    val sorted = SortedBroadcastExec(index.sortKey, index.secondKey, buffered, bufferedExtreme, index.groupKeys)
     if (streamedIsLeft) copy(right = sorted) else copy(left = sorted)
   }
 

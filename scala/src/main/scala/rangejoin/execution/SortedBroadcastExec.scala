@@ -16,7 +16,8 @@ import org.apache.spark.sql.execution.rangejoin.SparkInternals
 import rangejoin.execution.index.SortedBuffer
 
 /**
- * Collects the buffered side on the driver, sorts it once by `key` into a [[SortedBuffer]] payload
+ * Collects the buffered side on the driver, sorts it once by `key` (within each group of equal
+ * `groupKeys`, if any) into a [[SortedBuffer]] payload
  * ([[SortedBroadcastMode]]) and broadcasts that: the broadcast a [[PiecewiseMergeJoinExec]] reads.
  *
  * It is deliberately not an Exchange. Adaptive execution turns every exchange into a query stage,
@@ -32,12 +33,13 @@ private[rangejoin] case class SortedBroadcastExec(
     key: Expression,
     secondKey: Option[Expression],
     child: SparkPlan,
-    extreme: Option[Extreme] = None) extends UnaryExecNode {
+    extreme: Option[Extreme] = None,
+    groupKeys: Seq[Expression] = Nil) extends UnaryExecNode {
 
   override def output: Seq[Attribute] = child.output
 
   // Bound against the child as it is now, exactly as the join above binds its requirement.
-  def mode: SortedBroadcastMode = SortedBroadcastMode.of(key, secondKey, child.output, extreme)
+  def mode: SortedBroadcastMode = SortedBroadcastMode.of(key, secondKey, groupKeys, child.output, extreme)
 
   override def outputPartitioning: Partitioning = BroadcastPartitioning(mode)
 
@@ -100,7 +102,8 @@ private[rangejoin] case class SortedBroadcastExec(
 
   override def simpleString(maxFields: Int): String =
     s"$nodeName ${extreme.map(e => s"$e($key)").getOrElse(key.toString)}" +
-      secondKey.map(k => s", tree: $k").getOrElse("")
+      secondKey.map(k => s", tree: $k").getOrElse("") +
+      (if (groupKeys.isEmpty) "" else groupKeys.mkString(", per key: [", ", ", "]"))
 
   override def doExecuteBroadcast[T](): Broadcast[T] = {
     // Spark times out a broadcast only outside adaptive execution: its broadcast query stages

@@ -13,20 +13,24 @@ import rangejoin.execution.index.SortedBuffer
  * when they sort the same side by the same key.
  *
  * With `extreme`, the broadcast holds only the buffered row with that extreme key (see
- * [[Extreme]]); the payload's layout is the same.
+ * [[Extreme]]); the payload's layout is the same. With `groupKeys` (equality keys), the rows are
+ * grouped by them, and sorted by `key` within each group ([[rangejoin.execution.index.KeyGroups]]).
  */
 private[rangejoin] final case class SortedBroadcastMode(
     key: Expression,
     secondKey: Option[Expression] = None,
-    extreme: Option[Extreme] = None) extends BroadcastMode {
+    extreme: Option[Extreme] = None,
+    groupKeys: Seq[Expression] = Nil) extends BroadcastMode {
 
-  override def transform(rows: Array[InternalRow]): SortedBuffer = SortedBuffer.build(rows, key, secondKey)
+  override def transform(rows: Array[InternalRow]): SortedBuffer =
+    SortedBuffer.build(rows, key, secondKey, groupKeys)
 
   override def transform(rows: Iterator[InternalRow], sizeHint: Option[Long]): SortedBuffer =
     transform(rows.toArray)
 
   override def canonicalized: BroadcastMode =
-    copy(key = key.canonicalized, secondKey = secondKey.map(_.canonicalized))
+    copy(key = key.canonicalized, secondKey = secondKey.map(_.canonicalized),
+      groupKeys = groupKeys.map(_.canonicalized))
 }
 
 private[rangejoin] object SortedBroadcastMode {
@@ -40,10 +44,12 @@ private[rangejoin] object SortedBroadcastMode {
   def of(
       key: Expression,
       secondKey: Option[Expression],
+      groupKeys: Seq[Expression],
       output: Seq[Attribute],
       extreme: Option[Extreme]): SortedBroadcastMode = {
     val nullable = output.map(_.withNullability(true))
     SortedBroadcastMode(BindReferences.bindReference(key, nullable),
-      secondKey.map(BindReferences.bindReference(_, nullable)), extreme)
+      secondKey.map(BindReferences.bindReference(_, nullable)), extreme,
+      groupKeys.map(BindReferences.bindReference(_, nullable)))
   }
 }

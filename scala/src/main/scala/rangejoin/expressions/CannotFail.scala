@@ -1,6 +1,7 @@
 package rangejoin.expressions
 
 import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.optimizer.NormalizeNaNAndZero
 import org.apache.spark.sql.types.{ByteType, DataType, DoubleType, FloatType, IntegerType, LongType, NumericType, ShortType}
 
 /**
@@ -22,6 +23,8 @@ import org.apache.spark.sql.types.{ByteType, DataType, DoubleType, FloatType, In
  *  - columns, literals, the boolean connectives, comparisons (a comparison of two values of one
  *    type never raises; the analyzer has already cast the operands to that type) and conditional
  *    expressions (`IF`, `CASE`, `COALESCE`) over what cannot fail;
+ *  - the normalization of floating-point join keys (`NormalizeNaNAndZero` under
+ *    `KnownFloatingPointNormalized`): a double or float in, the same value or its canonical form out;
  *  - numeric casts: in ANSI mode only the widening ones Spark calls up-casts (an integer to a
  *    wider integer, a float or a wide enough decimal; a decimal to a wider decimal or a
  *    floating-point type); without ANSI every numeric-to-numeric cast, which wraps or gives NULL.
@@ -46,6 +49,9 @@ private[rangejoin] object CannotFail {
     case In(value, list) => apply(value) && list.forall(apply)
     case InSet(child, _) => apply(child)
     case Coalesce(children) => children.forall(apply)
+    // Spark's optimizer wraps floating-point join keys in these: they fold -0.0 and NaNs.
+    case KnownFloatingPointNormalized(child) => apply(child)
+    case NormalizeNaNAndZero(child) => apply(child)
     case If(predicate, whenTrue, whenFalse) => apply(predicate) && apply(whenTrue) && apply(whenFalse)
     case CaseWhen(branches, otherwise) =>
       branches.forall { case (c, v) => apply(c) && apply(v) } && otherwise.forall(apply)

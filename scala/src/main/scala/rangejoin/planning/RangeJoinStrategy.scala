@@ -17,9 +17,10 @@ import rangejoin.execution.index.{IndexSpec, RangeBounds}
 import rangejoin.execution.driver.JoinSemantics
 
 /**
- * Plans a join as a [[PiecewiseMergeJoinExec]] where Spark would compare every pair of rows: no
- * equi-join keys, a deterministic condition with a range conjunct ([[RangeCondition]]), a join type
- * the driver handles, and a side that can be broadcast. Injected ahead of Spark's JoinSelection;
+ * Plans a join as a [[PiecewiseMergeJoinExec]] where Spark would compare every pair of rows (no
+ * equi-join keys), or every pair within a key (equi-join keys and a range: a per-key index): a
+ * deterministic condition with a range conjunct ([[RangeCondition]]), a join type the driver
+ * handles, and a side that can be broadcast. Injected ahead of Spark's JoinSelection;
  * every other join, and every join it cannot take, it returns `Nil` for, so Spark plans it exactly
  * as before.
  *
@@ -55,30 +56,63 @@ private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends S
   /** The range join, or why there is none. */
   private def planRangeJoin(join: Join, conf: SQLConf): Either[String, SparkPlan] = for {
     condition <- join.condition.toRight("the join has no condition")
-    _ <- Either.cond(ExtractEquiJoinKeys.unapply(join).isEmpty, (),
-      "the join has equi-join keys, which Spark's own joins use")
     _ <- Either.cond(evaluable(condition), (),
       "its condition is not deterministic, or holds a subquery or a Python UDF")
     _ <- Either.cond(!isBroadcastStage(join.left) && !isBroadcastStage(join.right), (),
       "Spark has already broadcast one of its sides")
+    keys <- equalityKeys(join, conf)
+    (rangeCondition, leftKeys, rightKeys) = keys
     // Which conjuncts drive depends on the streamed side only for a band's second bound.
-    rangeStreamingLeft <- RangeCondition.split(condition, join.left, join.right, streamedIsLeft = true)
+    rangeStreamingLeft <- RangeCondition.split(rangeCondition, join.left, join.right, streamedIsLeft = true)
       .toRight("no conjunct compares the two sides with <, <=, > or >= on keys rangejoin can sort")
-    plan <- existenceFastPath(join, condition, rangeStreamingLeft, conf).toRight(()).left.flatMap { _ =>
+    fastPath = if (leftKeys.isEmpty) existenceFastPath(join, condition, rangeStreamingLeft, conf) else None
+    plan <- fastPath.toRight(()).left.flatMap { _ =>
       for {
         buildSide <- BufferedSide.of(join, conf).toRight(
           "neither side is small enough to broadcast (spark.rangejoin.broadcastThreshold) or hinted")
         _ <- JoinSemantics(join.joinType, buildSide).toRight(
           s"rangejoin does not handle ${join.joinType} joins")
         streamedIsLeft = buildSide == BuildRight
-        range <- RangeCondition.split(condition, join.left, join.right, streamedIsLeft)
+        bounds <- RangeCondition.split(rangeCondition, join.left, join.right, streamedIsLeft)
           .toRight("no conjunct compares the two sides on keys rangejoin can sort")
+        range = bounds.copy(leftKeys = leftKeys, rightKeys = rightKeys)
+        _ <- Either.cond(!range.isKeyed || range.predicates.forall(p => CannotFail(p.leftKey) &&
+            CannotFail(p.rightKey)), (),
+          "with equality keys, the range keys must not be able to fail: Spark evaluates them only " +
+            "on the pairs whose keys are equal")
+        // The first passing pair decides a semi, anti or existence join's row: the pairs before it
+        // are those of Spark's hash table, whose order within a key the index does not keep.
+        _ <- Either.cond(!range.isKeyed || JoinSemantics(join.joinType, buildSide).exists(_.emitsPairs) ||
+            range.residual.forall(CannotFail(_)), (),
+          "a semi, anti or existence join with equality keys has a residual that can fail")
       } yield PiecewiseMergeJoinExec(
         range, condition, join.joinType, buildSide, planLater(join.left), planLater(join.right),
-        dynamicFilter = dynamicFilter(IndexSpec.of(range, streamedIsLeft).sortBound.streamedKey, conf)
+        dynamicFilter = !range.isKeyed &&
+          dynamicFilter(IndexSpec.of(range, streamedIsLeft).sortBound.streamedKey, conf)
       ).withSortedBroadcast
     }
   } yield plan
+
+  /**
+   * The conjuncts left for the range join, and the equi-join keys of each side as Spark's hash
+   * joins take them (none for a join without). A join with equality keys is a range join only
+   * where its keys cannot fail: the per-key index evaluates them on every row of each side, as
+   * BroadcastHashJoin does, but Spark may plan a join that evaluates fewer (an empty side).
+   */
+  private def equalityKeys(join: Join, conf: SQLConf)
+      : Either[String, (Expression, Seq[Expression], Seq[Expression])] =
+    join match {
+      case ExtractEquiJoinKeys(_, leftKeys, rightKeys, otherCondition, _, _, _, _) =>
+        for {
+          _ <- Either.cond(RangeJoinConf.equalityKeys(conf), (),
+            s"the join has equi-join keys and ${RangeJoinConf.EqualityKeys} is false")
+          other <- otherCondition.toRight(
+            "the join has equi-join keys and no other condition: Spark's own joins serve it")
+          _ <- Either.cond((leftKeys ++ rightKeys).forall(CannotFail(_)), (),
+            "an equi-join key can fail")
+        } yield (other, leftKeys, rightKeys)
+      case _ => Right((join.condition.get, Nil, Nil))
+    }
 
   /**
    * A semi, anti or existence join with no residual, decided for each left row by the right

@@ -38,6 +38,28 @@ class IntervalTreeSuite extends AnyFunSuite {
     }
   }
 
+  test("within segments (the per-key index): exactly the positions in [from, p), once each") {
+    val rnd = new Random(11)
+    val edges = Array(Long.MinValue, Long.MaxValue, 0L)
+    for (n <- Seq(1, 2, 5, 17, 33, 64, 100, 300); round <- 0 until 3) {
+      val b = Array.fill(n)(if (rnd.nextInt(12) == 0) edges(rnd.nextInt(edges.length)) else rnd.nextInt(100).toLong)
+      // Segment starts, some empty segments among them; a long interval (a large b) early in one
+      // segment must not stop another's backward scan.
+      val starts = (0 +: Seq.fill(rnd.nextInt(6))(rnd.nextInt(n + 1))).sorted.toArray
+      val bounds = (starts :+ n).distinct
+      val tree = new IntervalTree(b, starts)
+      for (Array(from, until) <- bounds.sliding(2).filter(_.length == 2); p <- Seq(from, from + 1, until, (from + until) / 2).distinct
+          if p <= until; lower <- Seq(Long.MinValue, 0L, 50L, 99L, Long.MaxValue); inclusive <- Seq(true, false)) {
+        val cursor = tree.cursor()
+        cursor.start(from, p, lower, inclusive)
+        val got = Iterator.continually(cursor.next()).takeWhile(_ >= 0).toSeq
+        val expected = (from until p).filter(i => b(i) > lower || (inclusive && b(i) == lower))
+        assert(got.distinct.size == got.size, s"a position twice: n=$n [$from, $p) $lower $inclusive: $got")
+        assert(got.sorted == expected, s"n=$n starts=${starts.mkString(",")} [$from, $p) lower=$lower $inclusive")
+      }
+    }
+  }
+
   test("a cursor is reusable, and restarting abandons the previous search") {
     val tree = new IntervalTree(Array(5L, 1L, 9L, 3L, 7L))
     val cursor = tree.cursor()

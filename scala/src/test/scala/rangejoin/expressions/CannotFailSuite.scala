@@ -4,6 +4,7 @@ import scala.util.Try
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.optimizer.NormalizeNaNAndZero
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
@@ -116,6 +117,16 @@ class CannotFailSuite extends AnyFunSuite {
     refused.foreach(e => assert(!CannotFail(e), e))
     // Each refusal is a real risk: some of them do raise on the values above.
     assert(refused.exists(e => rows(e).exists(raises(e, _).isDefined)))
+  }
+
+  test("floating-point join keys as the optimizer normalizes them cannot fail") {
+    for (t <- Seq(FloatType, DoubleType)) {
+      val e = KnownFloatingPointNormalized(NormalizeNaNAndZero(column(t, 0)))
+      assert(CannotFail(e), e)
+      rows(e).foreach(row => assert(raises(e, row).isEmpty, (e, row)))
+    }
+    assert(!CannotFail(KnownFloatingPointNormalized(NormalizeNaNAndZero(
+      Divide(column(DoubleType, 0), column(DoubleType, 1), EvalMode.ANSI)))))
   }
 
   test("comparisons and connectives over what cannot fail cannot fail") {

@@ -169,10 +169,15 @@ class RangeJoinPlanningSuite extends QueryTest with RangeJoinSharedSession with 
 
   // --- Joins left to Spark --------------------------------------------------------------------
 
-  test("equi-joins, with or without a range conjunct, and null-safe equi-joins are Spark's") {
+  test("equi-joins without a range conjunct are Spark's; with one, a range join per key") {
     declined[BroadcastHashJoinExec]("SELECT l.a, r.b FROM l JOIN r ON l.a = r.b")
-    declined[BroadcastHashJoinExec]("SELECT l.a, r.b FROM l JOIN r ON l.a = r.b AND l.c < r.c")
     declined[BroadcastHashJoinExec]("SELECT l.a, r.b FROM l JOIN r ON l.a <=> r.b")
+    val keyed = planned("SELECT l.a, r.b FROM l JOIN r ON l.a = r.b AND l.c < r.c")
+    assert(keyed.simpleString(10).contains("SortedRun per key"), keyed.simpleString(10))
+    assert(keyed.range.leftKeys.flatMap(names) == Seq("a") && keyed.range.rightKeys.flatMap(names) == Seq("b"))
+    withSQLConf(RangeJoinConf.EqualityKeys -> "false") {
+      declined[BroadcastHashJoinExec]("SELECT l.a, r.b FROM l JOIN r ON l.a = r.b AND l.c < r.c")
+    }
   }
 
   test("disjunctions, keys over both sides and single-side predicates are Spark's") {

@@ -1,10 +1,12 @@
 package rangejoin.execution.driver
 
+import scala.collection.mutable.ArrayBuffer
+
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, BoundReference, Expression, Predicate, UnsafeProjection}
 import org.apache.spark.sql.execution.metric.SQLMetric
 
-import rangejoin.execution.index.{BandRunFinder, Bound, CandidateFinder, EveryRowFinder, IndexSpec, IntervalFinder, KeyCodec, SortedBuffer, SortedRunFinder}
+import rangejoin.execution.index.{BandRunFinder, Bound, CandidateFinder, EveryRowFinder, IndexSpec, IntervalFinder, KeyCodec, KeyGroups, PerKeyFinder, SortedBuffer, SortedKeys, SortedRunFinder}
 
 /**
  * What a task needs to run its part of a piecewise merge join, and nothing of the plan: it is
@@ -81,25 +83,56 @@ private[rangejoin] final case class JoinSpec(
         case Seq(BoundReference(ordinal, _, _)) => (identity[InternalRow] _, ordinal)
         case bound => (UnsafeProjection.create(bound), 0)
       }
-    finderOver(buffer, probes)
+    finderOver(buffer, probes, groupLookup(_, equalityKeys.map(BindReferences.bindReference(_, streamedOutput))))
+  }
+
+  /** The streamed row's equality keys, under a per-key index; none otherwise. */
+  private def equalityKeys: Seq[Expression] = index match {
+    case IndexSpec.PerKey(streamedKeys, _, _) => streamedKeys
+    case _ => Nil
   }
 
   /**
    * The streamed keys a finder probes with, in the order of the fields of [[keyFinder]]'s key
-   * rows: the one bound's, or a band's lower then upper.
+   * rows: the one bound's, or a band's lower then upper; then any equality keys.
    */
-  def probedKeys: Seq[Expression] = index match {
+  def probedKeys: Seq[Expression] = (index.base match {
     case IndexSpec.SortedRun(bound) => Seq(bound.streamedKey)
     case IndexSpec.BandRun(lower, upper) => Seq(lower.streamedKey, upper.streamedKey)
     case IndexSpec.IntervalIndex(lower, upper) => Seq(lower.streamedKey, upper.streamedKey)
-  }
+    case other => throw new IllegalStateException(s"no probes for $other")
+  }) ++ equalityKeys
 
   /**
    * The finder over a sorted buffer whose `find` takes the streamed keys already projected (a row
    * of [[probedKeys]]), as generated code passes them; it is given null when [[probes]] is false.
    */
-  def keyFinder(buffer: SortedBuffer): CandidateFinder =
-    finderOver(buffer, _ => (identity[InternalRow] _, 0))
+  def keyFinder(buffer: SortedBuffer): CandidateFinder = {
+    val first = probedKeys.size - equalityKeys.size
+    val equalityFields = equalityKeys.zipWithIndex.map { case (k, i) =>
+      BoundReference(first + i, k.dataType, nullable = true)
+    }
+    finderOver(buffer, _ => (identity[InternalRow] _, 0), groupLookup(_, equalityFields))
+  }
+
+  /**
+   * Looks a streamed row's equality key (`keys`, bound to the row) up in `groups`: one column of
+   * a long-keyed group is read in place as a long; any other key is projected to an UnsafeRow.
+   */
+  private def groupLookup(groups: KeyGroups, keys: Seq[Expression]): InternalRow => Int =
+    (groups.longEncoder, keys) match {
+      case (Some(encode), Seq(BoundReference(ordinal, _, _))) =>
+        row => if (row.isNullAt(ordinal)) -1 else groups.group(encode(row, ordinal))
+      case (Some(encode), _) =>
+        val project = UnsafeProjection.create(keys)
+        row => {
+          val key = project(row)
+          if (key.isNullAt(0)) -1 else groups.group(encode(key, 0))
+        }
+      case (None, _) =>
+        val project = UnsafeProjection.create(keys)
+        row => groups.group(project(row))
+    }
 
   /**
    * Whether the streamed key is evaluated at all. Spark evaluates a comparison on every pair, its
@@ -113,12 +146,18 @@ private[rangejoin] final case class JoinSpec(
 
   private def finderOver(
       buffer: SortedBuffer,
-      probesOf: Seq[Bound] => (InternalRow => InternalRow, Int)): CandidateFinder = {
+      probesOf: Seq[Bound] => (InternalRow => InternalRow, Int),
+      groupOf: KeyGroups => InternalRow => Int): CandidateFinder = {
     val sortBound = index.sortBound
     val codec = KeyCodec(sortBound.bufferedKey.dataType)
-    def keys = codec.sortedKeys(buffer.storedKeys)
+    val windows = ArrayBuffer.empty[SortedKeys]
+    def keys = {
+      val k = codec.sortedKeys(buffer.storedKeys)
+      windows += k
+      k
+    }
     val probe = probes(buffer)
-    index match {
+    val within = index.base match {
       case IndexSpec.SortedRun(bound) =>
         val (keyOf, ordinal) = probesOf(Seq(bound))
         new SortedRunFinder(keys, bound.op, keyOf, ordinal, probe)
@@ -129,6 +168,11 @@ private[rangejoin] final case class JoinSpec(
           throw new IllegalStateException(s"an interval index on ${lower.bufferedKey.dataType}"))
         new IntervalFinder(keys, upper.op, lower.op, encodeLower, buffer.tree,
           probesOf(Seq(lower, upper))._1, probe)
+      case other => throw new IllegalStateException(s"no finder for $other")
+    }
+    buffer.groups match {
+      case Some(groups) => new PerKeyFinder(groups, groupOf(groups), windows.toArray, within, probe)
+      case None => within
     }
   }
 

@@ -77,9 +77,9 @@ private[rangejoin] final class SortedRunFinder(
       val boundary = keys.boundary(boundaryIncludesEqual)
       if (runIsSuffix) {
         start = boundary
-        end = keys.size
+        end = keys.until
       } else {
-        start = 0
+        start = keys.from
         end = boundary
       }
     } else {
@@ -163,7 +163,8 @@ private[rangejoin] final class IntervalFinder(
     if (probe) {
       val p = probes(streamed)
       if (!p.isNullAt(0) && upperKeys.load(p, 1)) {
-        cursor.start(upperKeys.boundary(upperOp == RangeOp.Gt), encodeLower(p, 0), lowerOp == RangeOp.Le)
+        cursor.start(upperKeys.from, upperKeys.boundary(upperOp == RangeOp.Gt), encodeLower(p, 0),
+          lowerOp == RangeOp.Le)
         searching = true
       }
     }
@@ -174,4 +175,44 @@ private[rangejoin] final class IntervalFinder(
   override def isRun: Boolean = false
   override def runFrom: Int = 0
   override def runUntil: Int = 0
+}
+
+/**
+ * The per-key index's finder: the streamed row's equality key picks its segment of the buffer
+ * ([[KeyGroups]]), and `within` (any finder above, over `windows`, the sorted keys it searches)
+ * searches that segment alone. A row whose key no buffered row has is settled by the lookup:
+ * its range keys are not even read.
+ * {{{
+ *   streamed (chr2, x = 3)  ->  lookup chr2: segment [4, 6)  ->  within.find in keys(4 until 6)
+ * }}}
+ * `probe` is as for [[SortedRunFinder]]; `groupOf` looks the streamed row's equality key up in
+ * `groups` (-1: no buffered row has it).
+ */
+private[rangejoin] final class PerKeyFinder(
+    groups: KeyGroups,
+    groupOf: InternalRow => Int,
+    windows: Array[SortedKeys],
+    within: CandidateFinder,
+    probe: Boolean) extends CandidateFinder {
+
+  private[this] var empty = true
+
+  override def find(streamed: InternalRow): Unit = {
+    val group = if (probe) groupOf(streamed) else -1
+    empty = group < 0 || groups.from(group) == groups.until(group)
+    if (!empty) {
+      var i = 0
+      while (i < windows.length) {
+        windows(i).restrict(groups.from(group), groups.until(group))
+        i += 1
+      }
+      within.find(streamed)
+    }
+  }
+
+  override def next(): Int = if (empty) -1 else within.next()
+
+  override def isRun: Boolean = empty || within.isRun
+  override def runFrom: Int = if (empty) 0 else within.runFrom
+  override def runUntil: Int = if (empty) 0 else within.runUntil
 }

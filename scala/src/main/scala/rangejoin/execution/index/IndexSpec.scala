@@ -11,6 +11,8 @@ import org.apache.spark.sql.catalyst.expressions.Expression
  *   two bounds on one key          BandRun        sorted by that key; the run between two searches
  *   two bounds on two keys         IntervalIndex  sorted by the key bounded from above, with the
  *                                                 other in an interval tree
+ *   equality keys and any above    ... per key    one of the above within each key's segment
+ *                                                 ([[KeyGroups]]), found by a hash lookup
  * }}}
  */
 private[rangejoin] sealed abstract class IndexSpec(val name: String) extends Serializable {
@@ -24,6 +26,10 @@ private[rangejoin] sealed abstract class IndexSpec(val name: String) extends Ser
   def sortKey: Expression = sortBound.bufferedKey
   /** The buffered key kept beside each row for the interval tree. */
   def secondKey: Option[Expression] = None
+  /** The buffered equality keys the buffer is grouped by; empty when it is not. */
+  def groupKeys: Seq[Expression] = Nil
+  /** The index each search runs: this one, or the one within a key's segment. */
+  def base: IndexSpec = this
 }
 
 private[rangejoin] object IndexSpec {
@@ -42,8 +48,27 @@ private[rangejoin] object IndexSpec {
     override def secondKey: Option[Expression] = Some(lower.bufferedKey)
   }
 
+  /**
+   * Equality keys: `within` searches the segment of the buffered rows whose `bufferedKeys` equal
+   * the streamed row's `streamedKeys`.
+   */
+  final case class PerKey(streamedKeys: Seq[Expression], bufferedKeys: Seq[Expression], within: IndexSpec)
+    extends IndexSpec(s"${within.name} per key") {
+    override def bounds: Seq[Bound] = within.bounds
+    override def secondKey: Option[Expression] = within.secondKey
+    override def groupKeys: Seq[Expression] = bufferedKeys
+    override def base: IndexSpec = within
+  }
+
   /** The index for `range` with the left side streamed or not. */
-  def of(range: RangeBounds, streamedIsLeft: Boolean): IndexSpec = of(range.oriented(streamedIsLeft))
+  def of(range: RangeBounds, streamedIsLeft: Boolean): IndexSpec = {
+    val bounded = of(range.oriented(streamedIsLeft))
+    if (!range.isKeyed) bounded
+    else {
+      val (streamedKeys, bufferedKeys) = range.orientedKeys(streamedIsLeft)
+      PerKey(streamedKeys, bufferedKeys, bounded)
+    }
+  }
 
   def of(bounds: Seq[Bound]): IndexSpec = bounds match {
     case Seq(bound) => SortedRun(bound)

@@ -23,8 +23,14 @@ package rangejoin.execution.index
  * over at most [[IntervalTree.ScanWindow]] positions, stopping for good at the first position
  * whose prefix maximum of `b` fails the bound (no earlier position can pass); only if the window
  * runs out does the tree search the positions before it. Cost: O(min(k, window) + log n + k).
+ *
+ * Under equality keys the positions are sorted by `a` within each key's segment only, and a
+ * search covers [from, p) of one segment: `segmentStarts` restarts the prefix maxima at each
+ * segment, so another segment's long interval never defeats the scan, and the tree skips every
+ * subtree that ends before `from` (at most log n subtrees straddle it).
  */
-private[rangejoin] final class IntervalTree(private val b: Array[Long]) extends Serializable {
+private[rangejoin] final class IntervalTree(private val b: Array[Long], segmentStarts: Array[Int] = Array())
+  extends Serializable {
 
   val n: Int = b.length
 
@@ -58,12 +64,18 @@ private[rangejoin] final class IntervalTree(private val b: Array[Long]) extends 
     m
   }
 
-  /** prefixMaxB(i): the largest b among positions 0..i. */
+  /** prefixMaxB(i): the largest b among positions s..i, s the start of i's segment (or 0). */
   private val prefixMaxB: Array[Long] = {
     val m = new Array[Long](n)
+    var next = 0 // the next segment start to pass
     var i = 0
     while (i < n) {
-      m(i) = if (i == 0) b(0) else math.max(m(i - 1), b(i))
+      var restart = i == 0
+      while (next < segmentStarts.length && segmentStarts(next) <= i) {
+        restart ||= segmentStarts(next) == i
+        next += 1
+      }
+      m(i) = if (restart) b(i) else math.max(m(i - 1), b(i))
       i += 1
     }
     m
@@ -81,8 +93,8 @@ private[rangejoin] object IntervalTree {
   val ScanWindow = 32
 
   /**
-   * Enumerates the positions i < p with `b(i) > lower` (`>=` when `inclusive`), in no particular
-   * order: `start`, then `next()` until it returns -1.
+   * Enumerates the positions from <= i < p with `b(i) > lower` (`>=` when `inclusive`), in no
+   * particular order: `start`, then `next()` until it returns -1.
    */
   final class Cursor private[IntervalTree] (tree: IntervalTree) {
     private[this] val b = tree.b
@@ -94,6 +106,7 @@ private[rangejoin] object IntervalTree {
     private[this] val nodes = new Array[Int](2 * tree.levels + 2)
     private[this] val nodeLevels = new Array[Int](2 * tree.levels + 2)
     private[this] var top = 0
+    private[this] var from = 0
     private[this] var p = 0
     private[this] var lower = 0L
     private[this] var inclusive = false
@@ -103,15 +116,19 @@ private[rangejoin] object IntervalTree {
 
     private def passes(v: Long): Boolean = v > lower || (inclusive && v == lower)
 
-    def start(p: Int, lower: Long, inclusive: Boolean): Unit = {
-      this.p = math.max(0, math.min(p, n))
+    def start(from: Int, p: Int, lower: Long, inclusive: Boolean): Unit = {
+      this.from = math.max(0, from)
+      this.p = math.max(this.from, math.min(p, n))
       this.lower = lower
       this.inclusive = inclusive
       top = 0
       scan = this.p - 1
-      scanStop = math.max(0, this.p - ScanWindow)
+      scanStop = math.max(this.from, this.p - ScanWindow)
       treePending = true
     }
+
+    /** The positions i < p of the whole tree: [[start]] from 0. */
+    def start(p: Int, lower: Long, inclusive: Boolean): Unit = start(0, p, lower, inclusive)
 
     private def push(node: Int, level: Int): Unit = {
       nodes(top) = node
@@ -134,20 +151,21 @@ private[rangejoin] object IntervalTree {
       if (treePending) {
         treePending = false
         p = scanStop
-        if (p > 0 && tree.root >= 0) push(tree.root, tree.levels - 1)
+        if (p > from && tree.root >= 0) push(tree.root, tree.levels - 1)
       }
       while (top > 0) {
         top -= 1
         val node = nodes(top)
         val level = nodeLevels(top)
         val first = node - (1 << level) + 1
-        if (first < p && passes(maxB(node))) {
+        val last = node + (1 << level) - 1
+        if (first < p && last >= from && passes(maxB(node))) {
           if (level > 0) {
             val half = 1 << (level - 1)
             push(node + half, level - 1)
             push(node - half, level - 1)
           }
-          if (node < p && node < n && passes(b(node))) return node
+          if (node < p && node >= from && node < n && passes(b(node))) return node
         }
       }
       -1

@@ -25,15 +25,24 @@ private[rangejoin] final case class Bound(streamedKey: Expression, op: RangeOp, 
  * {{{
  *   one bound      l.ts < r.ts                        the buffered keys above (or below) a probe
  *   a band         l.x >= r.lo AND l.x < r.hi          the buffered rows between two probes
+ *   equality keys  l.chr = r.chr AND (either above)    the same, among the rows of l's key only
  * }}}
  * In a band the two predicates bound the other side from opposite directions. `residual` is the
- * other conjuncts, in their original order. The one place left/right becomes streamed/buffered is
- * `oriented`.
+ * other conjuncts, in their original order. `leftKeys` and `rightKeys` are the equi-join keys, as
+ * Spark's hash joins take them (ExtractEquiJoinKeys). The one place left/right becomes
+ * streamed/buffered is `oriented` (and `orientedKeys`).
  */
-private[rangejoin] final case class RangeBounds(predicates: Seq[RangePredicate], residual: Option[Expression]) {
+private[rangejoin] final case class RangeBounds(
+    predicates: Seq[RangePredicate],
+    residual: Option[Expression],
+    leftKeys: Seq[Expression] = Nil,
+    rightKeys: Seq[Expression] = Nil) {
   require(predicates.size == 1 || predicates.size == 2, predicates)
+  require(leftKeys.size == rightKeys.size, (leftKeys, rightKeys))
 
   def isBand: Boolean = predicates.size == 2
+
+  def isKeyed: Boolean = leftKeys.nonEmpty
 
   /** The predicates as the join runs them, with the left side streamed or not. */
   def oriented(streamedIsLeft: Boolean): Seq[Bound] = predicates.map { p =>
@@ -41,5 +50,12 @@ private[rangejoin] final case class RangeBounds(predicates: Seq[RangePredicate],
     else Bound(p.rightKey, p.op.flip, p.leftKey, !p.leftKeyFirst)
   }
 
-  override def toString: String = predicates.mkString(" AND ")
+  /** The equality keys as the join runs them: (streamed keys, buffered keys). */
+  def orientedKeys(streamedIsLeft: Boolean): (Seq[Expression], Seq[Expression]) =
+    if (streamedIsLeft) (leftKeys, rightKeys) else (rightKeys, leftKeys)
+
+  override def toString: String = {
+    val equalities = leftKeys.zip(rightKeys).map { case (l, r) => s"$l = $r" }
+    (equalities ++ predicates.map(_.toString)).mkString(" AND ")
+  }
 }

@@ -3,7 +3,7 @@ package rangejoin.execution.index
 import scala.util.control.NonFatal
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Expression, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{Expression, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.util.ArrayData
 
 /**
@@ -18,7 +18,9 @@ import org.apache.spark.sql.catalyst.util.ArrayData
  *                          order-preserving long, with the [[IntervalTree]] over them
  * }}}
  * With a second key, a row is keyed only when both keys are non-NULL: a NULL in either bound
- * matches nothing.
+ * matches nothing. With equality keys (`groups`, see [[KeyGroups]]), a row is keyed only when
+ * its equality key has no NULL either, and the keyed rows are sorted by equality key first:
+ * `keys` and `secondKeys` are sorted within each group's segment.
  * The rows travel as one byte stream ([[BroadcastRows]]); the rest is Java- or Kryo-serialized.
  *
  * If the key expression raises an error on some row (an ANSI overflow, say), the rows keep their
@@ -31,10 +33,12 @@ private[rangejoin] final class SortedBuffer private (
     val isSorted: Boolean,
     keys: ArrayData,
     origins: Array[Int],
-    secondKeys: Array[Long]) extends Serializable {
+    secondKeys: Array[Long],
+    val groups: Option[KeyGroups]) extends Serializable {
 
   /** The interval tree over the second keys, built once per JVM that reads the broadcast. */
-  @transient lazy val tree: IntervalTree = new IntervalTree(secondKeys)
+  @transient lazy val tree: IntervalTree =
+    new IntervalTree(secondKeys, groups.map(_.starts).getOrElse(Array()))
 
   private def rows: Array[InternalRow] = payload.rows
 
@@ -53,15 +57,23 @@ private[rangejoin] object SortedBuffer {
 
   /**
    * Sorts `rows` (UnsafeRows) by `key` (bound to the rows) into the payload described above;
-   * with `secondKey` (of a type whose order is a long's), keeps each row's second key beside it.
+   * with `secondKey` (of a type whose order is a long's), keeps each row's second key beside it;
+   * with `groupKeys`, groups the rows by those equality keys first.
    */
-  def build(rows: Array[InternalRow], key: Expression, secondKey: Option[Expression] = None): SortedBuffer = {
+  def build(
+      rows: Array[InternalRow],
+      key: Expression,
+      secondKey: Option[Expression] = None,
+      groupKeys: Seq[Expression] = Nil): SortedBuffer = {
     val codec = KeyCodec(key.dataType)
     val keys = codec.newColumn(rows.length)
     val seconds = new Array[Long](if (secondKey.isDefined) rows.length else 0)
-    val secondNull = new java.util.BitSet
+    val unkeyed = new java.util.BitSet // a NULL second key or equality key
+    val groupOf = new Array[Int](if (groupKeys.nonEmpty) rows.length else 0)
+    val groupRows = new java.util.HashMap[UnsafeRow, Integer]
     val evaluated = try {
       val keyOf = UnsafeProjection.create(key +: secondKey.toSeq)
+      val equalityKeyOf = UnsafeProjection.create(groupKeys)
       val encodeSecond = secondKey.map(k => KeyCodec.longEncoder(k.dataType).getOrElse(
         throw new IllegalArgumentException(s"an interval index needs a key ordered as a long: $k")))
       var i = 0
@@ -69,7 +81,18 @@ private[rangejoin] object SortedBuffer {
         val keyRow = keyOf(rows(i))
         keys.set(i, keyRow)
         encodeSecond.foreach { encode =>
-          if (keyRow.isNullAt(1)) secondNull.set(i) else seconds(i) = encode(keyRow, 1)
+          if (keyRow.isNullAt(1)) unkeyed.set(i) else seconds(i) = encode(keyRow, 1)
+        }
+        if (groupKeys.nonEmpty) {
+          val equalityKey = equalityKeyOf(rows(i))
+          if (equalityKey.anyNull()) unkeyed.set(i)
+          else {
+            val known = groupRows.get(equalityKey)
+            groupOf(i) = if (known != null) known.intValue() else {
+              groupRows.put(equalityKey.copy(), groupRows.size)
+              groupRows.size - 1
+            }
+          }
         }
         i += 1
       }
@@ -78,12 +101,46 @@ private[rangejoin] object SortedBuffer {
       case NonFatal(_) => false // raised again, where Spark would raise it, by the pairwise join
     }
     if (!evaluated) {
-      return new SortedBuffer(new BroadcastRows(rows), false, codec.newColumn(0).stored(Array()), Array(), Array())
+      return new SortedBuffer(new BroadcastRows(rows), false, codec.newColumn(0).stored(Array()),
+        Array(), Array(), None)
     }
-    val (keyed, nullKeyed) = rows.indices.toArray.partition(i => !keys.isNull(i) && !secondNull.get(i))
-    IndexSort.sort(keyed, keys)
-    val order = keyed ++ nullKeyed
+    val (keyedByKey, unmatchable) = rows.indices.toArray.partition(i => !keys.isNull(i) && !unkeyed.get(i))
+    IndexSort.sort(keyedByKey, keys)
+    val (keyed, groups) =
+      if (groupKeys.isEmpty) (keyedByKey, None)
+      else {
+        val (grouped, starts) = byGroup(keyedByKey, groupOf, groupRows.size)
+        val keyRows = new Array[InternalRow](groupRows.size)
+        groupRows.forEach((row, g) => keyRows(g) = row)
+        val longKey = groupKeys match {
+          case Seq(k) if KeyGroups.isLongKey(k.dataType) => Some(k.dataType)
+          case _ => None
+        }
+        (grouped, Some(new KeyGroups(new BroadcastRows(keyRows), starts, longKey)))
+      }
+    val order = keyed ++ unmatchable
     new SortedBuffer(new BroadcastRows(order.map(rows)), true, keys.stored(keyed), order,
-      if (secondKey.isDefined) keyed.map(seconds) else Array())
+      if (secondKey.isDefined) keyed.map(seconds) else Array(), groups)
+  }
+
+  /**
+   * `sorted` (row indices in key order) regrouped by group, stably, so each group stays in key
+   * order: a counting sort, O(n + groups). Returns the order and each group's start.
+   */
+  private def byGroup(sorted: Array[Int], groupOf: Array[Int], numGroups: Int): (Array[Int], Array[Int]) = {
+    val starts = new Array[Int](numGroups + 1)
+    sorted.foreach(i => starts(groupOf(i) + 1) += 1)
+    var g = 0
+    while (g < numGroups) {
+      starts(g + 1) += starts(g)
+      g += 1
+    }
+    val next = starts.clone()
+    val grouped = new Array[Int](sorted.length)
+    sorted.foreach { i =>
+      grouped(next(groupOf(i))) = i
+      next(groupOf(i)) += 1
+    }
+    (grouped, starts)
   }
 }

@@ -22,10 +22,29 @@ import org.apache.spark.sql.catalyst.util.ArrayData
  *
  * A subclass holds the keys in one stored form and compares key i with a probe: the streamed
  * key, loaded once per streamed row. Instances are per task (the probe is mutable state).
+ *
+ * Under equality keys the keys are sorted within each key's segment only ([[KeyGroups]]): a
+ * search then runs in the window [from, until) of the streamed row's segment, set by
+ * `restrict` before each search.
  */
 private[rangejoin] abstract class SortedKeys {
 
   def size: Int
+
+  private[this] var lo = 0
+  private[this] var hi = -1 // -1: the whole array, whose size a subclass knows only once built
+
+  /** The window's first position. */
+  final def from: Int = lo
+
+  /** The position after the window's last. */
+  final def until: Int = if (hi < 0) size else hi
+
+  /** Limits the searches that follow to positions [from, until). */
+  final def restrict(from: Int, until: Int): Unit = {
+    lo = from
+    hi = until
+  }
 
   /** Loads the probe from field `ordinal` of `row`; false when it is NULL, which matches nothing. */
   def load(row: InternalRow, ordinal: Int): Boolean
@@ -34,18 +53,20 @@ private[rangejoin] abstract class SortedKeys {
   protected def compareToProbe(i: Int): Int
 
   /**
-   * The first index whose key is above the probe, or at or above it when `orEqual`; `size` when
-   * there is none.
+   * The first index of the window whose key is above the probe, or at or above it when
+   * `orEqual`; `until` when there is none.
    */
   final def boundary(orEqual: Boolean): Int = {
     def isAbove(i: Int) = {
       val c = compareToProbe(i)
       c > 0 || (orEqual && c == 0)
     }
-    if (size == 0 || !isAbove(size - 1)) return size
-    if (isAbove(0)) return 0
-    var lo = 1
-    var hi = size - 1
+    val first = from
+    val end = until
+    if (end <= first || !isAbove(end - 1)) return end
+    if (isAbove(first)) return first
+    var lo = first + 1
+    var hi = end - 1
     while (lo < hi) {
       val mid = (lo + hi) >>> 1
       val c = compareToProbe(mid)

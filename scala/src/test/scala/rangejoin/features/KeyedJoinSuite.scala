@@ -1,0 +1,86 @@
+package rangejoin.features
+
+import org.apache.spark.sql.internal.SQLConf
+
+import rangejoin.RangeJoinConf
+
+/**
+ * Equality keys plus a range, against stock Spark: the plan (an index per key, in EXPLAIN), the
+ * candidates it examines (only the streamed row's key's), generated code, and the joins it must
+ * leave to Spark's hash join. The generated differential suites (differential/KeyedDifferential*)
+ * cross these with types, join types and data.
+ */
+class KeyedJoinSuite extends RangeJoinQueries {
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    // Two chromosomes, and one no point has; NULL keys on both sides.
+    sql("""CREATE OR REPLACE TEMP VIEW ki(iid, chr, lo, hi) AS VALUES
+          |  (1, 1, 0, 10), (2, 1, 5, 15), (3, 2, 0, 10), (4, 2, 8, 9), (5, 3, 0, 100), (6, NULL, 0, 100),
+          |  (7, 1, NULL, 5), (8, 2, 20, 10), (9, 1, 0, 1000)""".stripMargin)
+    sql("""CREATE OR REPLACE TEMP VIEW kp(pid, chr, x) AS VALUES
+          |  (1, 1, 5), (2, 1, 12), (3, 2, 9), (4, 2, 50), (5, NULL, 5), (6, 4, 5), (7, 1, NULL), (8, 2, 0)""".stripMargin)
+  }
+
+  private val between = "SELECT /*+ BROADCAST(ki) */ * FROM kp JOIN ki ON kp.chr = ki.chr AND kp.x BETWEEN ki.lo AND ki.hi"
+
+  test("an interval index per key: EXPLAIN names it, and it examines only the key's matches") {
+    val df = assertAsStock(between)
+    val Seq(join) = rangeJoins(df)
+    val described = join.simpleString(10)
+    assert(described.contains("IntervalIndex per key"), described)
+    assert(sortedBroadcasts(df).map(_.simpleString(10)).exists(_.contains("per key: [")), sortedBroadcasts(df))
+    // No residual: every candidate is a match. (Interval 9 is long and in chromosome 1: it must
+    // not reach chromosome 2's searches.)
+    assert(join.metrics("numCandidates").value == join.metrics("numOutputRows").value)
+    // Generated code: the join runs inside a whole-stage codegen stage.
+    val executed = df.queryExecution.executedPlan.toString
+    assert("""\*\(\d+\) PiecewiseMergeJoin""".r.findFirstIn(executed).isDefined, executed)
+  }
+
+  test("every join type, either side buffered, one bound, a band and a residual") {
+    val conditions = Seq(
+      "kp.chr = ki.chr AND kp.x < ki.lo",
+      "kp.x BETWEEN ki.lo AND ki.hi AND kp.chr = ki.chr",
+      "kp.chr <=> ki.chr AND kp.x >= ki.lo AND kp.x < ki.hi AND kp.pid <> ki.iid",
+      // A key that is an expression, not a column: projected before its lookup.
+      "CAST(kp.chr AS BIGINT) = CAST(ki.chr AS BIGINT) AND kp.x <= ki.hi")
+    for (condition <- conditions;
+         how <- Seq("JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN", "LEFT SEMI JOIN", "LEFT ANTI JOIN");
+         hint <- Seq("/*+ BROADCAST(ki) */", "/*+ BROADCAST(kp) */")) {
+      val columns = if (how.contains("SEMI") || how.contains("ANTI")) "kp.*" else "*"
+      val df = assertAsStock(s"SELECT $hint $columns FROM kp $how ki ON $condition")
+      val joins = rangeJoins(df)
+      assert(joins.nonEmpty || df.queryExecution.executedPlan.toString.contains("RangeJoin"),
+        s"$how $hint ON $condition: ${df.queryExecution.executedPlan}")
+      joins.foreach(j => assert(j.simpleString(10).contains(" per key"), j.simpleString(10)))
+    }
+  }
+
+  test("with code generation off, and without adaptive execution") {
+    withSQLConf(SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false", SQLConf.CODEGEN_FACTORY_MODE.key -> "NO_CODEGEN") {
+      assert(rangeJoins(assertAsStock(between)).nonEmpty)
+    }
+    withSQLConf(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> "false") {
+      assert(rangeJoins(assertAsStock(between)).nonEmpty)
+    }
+  }
+
+  private def hashJoined(query: String): Boolean = {
+    val df = assertAsStock(query)
+    rangeJoins(df).isEmpty && df.queryExecution.executedPlan.toString.contains("BroadcastHashJoin")
+  }
+
+  test("left to Spark's hash join: switched off, no range, keys that can fail") {
+    withSQLConf(RangeJoinConf.EqualityKeys -> "false") { assert(hashJoined(between)) }
+    assert(hashJoined("SELECT /*+ BROADCAST(ki) */ * FROM kp JOIN ki ON kp.chr = ki.chr"))
+    assert(hashJoined("SELECT /*+ BROADCAST(ki) */ * FROM kp JOIN ki ON kp.chr = ki.chr AND kp.x + ki.lo > 3"))
+    // ANSI integer addition can overflow: Spark evaluates it only on rows it pairs.
+    assert(hashJoined("SELECT /*+ BROADCAST(ki) */ * FROM kp JOIN ki ON kp.chr + 1 = ki.chr + 1 AND kp.x < ki.lo"))
+    assert(hashJoined("SELECT /*+ BROADCAST(ki) */ * FROM kp JOIN ki ON kp.chr = ki.chr AND kp.x + 1 < ki.lo"))
+    // A semi join's first passing pair decides it; a residual that can fail must meet the pairs
+    // in the hash table's order, which the index does not keep.
+    assert(hashJoined(
+      "SELECT /*+ BROADCAST(ki) */ * FROM kp LEFT SEMI JOIN ki ON kp.chr = ki.chr AND kp.x < ki.hi AND 10 / (ki.lo - kp.x + 100) > 0"))
+  }
+}
