@@ -97,7 +97,7 @@ class BinnedDistributedSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
-  for ((aqe, offset) <- Seq("true" -> 0, "false" -> 2); c <- BinnedDifferentialSuites.all.filter(_.index % 9 == offset)) {
+  for ((aqe, offset) <- Seq("true" -> 0, "false" -> 7); c <- BinnedDifferentialSuites.all.filter(_.index % 14 == offset)) {
     test(s"AQE $aqe: $c")(runner.check(c, Seq(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe)))
   }
 }
