@@ -91,9 +91,13 @@ private[rangejoin] object BinGrid {
     math.min(wanted, top)
   }
 
-  /** The base exponent `p` (bins of 2^p) for a percentile of the intervals' exponents (or null). */
+  /**
+   * The base exponent `p` (bins of 2^p) for a percentile of the intervals' exponents (or null):
+   * two more than it, so that those intervals, which span up to `MaxBins` bins of 2^e, span one or
+   * two of 2^p (bins of about their length): fewer copies, for a few more candidates per point.
+   */
   def baseExponent(percentile: Option[Double]): Int =
-    percentile.filterNot(_.isNaN).map(p => math.max(0, math.min(60, math.floor(p).toInt))).getOrElse(0)
+    percentile.filterNot(_.isNaN).map(p => math.max(0, math.min(60, math.floor(p).toInt + 2))).getOrElse(0)
 
   /** The levels (a bit mask) over base `2^p` of intervals with the exponents in `exponentMask`. */
   def levelMaskOfExponents(exponentMask: Long, p: Int): Long = {

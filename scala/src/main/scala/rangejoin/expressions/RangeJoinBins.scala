@@ -130,8 +130,8 @@ private[rangejoin] case class RangeJoinLevelBit(left: Expression, right: Express
 }
 
 /**
- * The grid chosen from the data: base size 2^p for `p` the given percentile of the intervals'
- * span exponents, and the levels their exponents fall on over that base.
+ * The grid chosen from the data: base size 2^p for `p` from the given percentile of the intervals'
+ * span exponents ([[BinGrid.baseExponent]]), and the levels their exponents fall on over that base.
  */
 private[rangejoin] case class RangeJoinDataGrid(left: Expression, right: Expression)
   extends BinaryExpression with CodegenFallback {
