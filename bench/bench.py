@@ -37,6 +37,10 @@ from local_spark import executed_plan, local_spark
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 PMJ = "PiecewiseMergeJoin"
+# A join rangejoin runs as Spark's own equi-join on bins shows its bin generators
+# (RangeJoinPointBins, RangeJoinIntervalBins) under it (W12).
+BINS = "RangeJoin"
+NESTED_LOOPS = ("CartesianProduct", "BroadcastNestedLoopJoin")
 # The indexes a PiecewiseMergeJoin names in EXPLAIN (see docs/design.md).
 INDEXES = ("IntervalIndex", "BandRun", "SortedRun")
 THREADS = 2
@@ -86,6 +90,7 @@ class Engines:
         self.stage_input = StageInput(spark)
         self.reduced: Dict[str, int] = {}
         self.frames = {}
+        self.query_conf: Dict[str, str] = {}  # the running query's own Spark settings
 
     def path(self, table: str) -> str:
         return os.path.join(self.manifest["directory"], self.specs[table].file)
@@ -112,17 +117,28 @@ class Engines:
         "stock" or "floor" (which runs with rangejoin on, and has no join). ``marker``: what
         rangejoin's plan must contain and stock Spark's must not (the query's plan_marker)."""
         self.spark.conf.set(rangejoin.ENABLED, "false" if mode == "stock" else "true")
-        self.stage_input.mark()
-        start = time.perf_counter()
-        df = self.spark.sql(sql)
-        rows = df.collect()
-        seconds = time.perf_counter() - start
-        records = self.stage_input.read()
-        plan = executed_plan(df)
-        if mode == "rangejoin" and marker not in plan:
-            raise BenchError(f"rangejoin did not plan a {marker} for:\n{sql}\n{plan}")
-        if mode == "stock" and marker in plan:
-            raise BenchError(f"stock Spark (rangejoin disabled) planned a {marker} for:\n{sql}\n{plan}")
+        for key, value in self.query_conf.items():
+            self.spark.conf.set(key, value)
+        try:
+            self.stage_input.mark()
+            start = time.perf_counter()
+            df = self.spark.sql(sql)
+            rows = df.collect()
+            seconds = time.perf_counter() - start
+            records = self.stage_input.read()
+            plan = executed_plan(df)
+        finally:
+            for key in self.query_conf:
+                self.spark.conf.unset(key)
+        # rangejoin shows itself as its operator, or (binned: Spark's own equi-join) as the
+        # RangeJoin bin generators under it.
+        ours = marker in plan or BINS in plan
+        if mode == "rangejoin" and not ours:
+            raise BenchError(f"rangejoin planned neither a {marker} nor its {BINS} bins for:\n{sql}\n{plan}")
+        if mode == "rangejoin" and self.query_conf and any(op in plan for op in NESTED_LOOPS):
+            raise BenchError(f"rangejoin left a nested loop in the plan of:\n{sql}\n{plan}")
+        if mode == "stock" and ours:
+            raise BenchError(f"stock Spark (rangejoin disabled) planned rangejoin's for:\n{sql}\n{plan}")
         return answer_of(rows[0]), seconds, df, records
 
     def duckdb_run(self, sql: str):
@@ -281,8 +297,16 @@ def run_query(engines: Engines, workload: wl.Workload, query: wl.Query, args) ->
         log(f"    (DuckDB: {query.duckdb_sql})")
     for t in workload.tables:
         engines.view(t)
+    engines.query_conf = dict(query.spark_conf)
+    try:
+        return run_query_with_conf(engines, workload, query, args)
+    finally:
+        engines.query_conf = {}
+
+
+def run_query_with_conf(engines: Engines, workload: wl.Workload, query: wl.Query, args) -> dict:
     out = {"key": query.key, "sql": query.sql, "duckdb_sql": query.duckdb_sql,
-           "reference_sql": query.reference_sql}
+           "reference_sql": query.reference_sql, "spark_conf": dict(query.spark_conf)}
     out["rangejoin"] = timed("rangejoin", lambda: engines.spark_run(query.sql, "rangejoin", query.plan_marker),
                              args.repeat, warm=not args.no_warmup)
     df, records = out["rangejoin"]["extra"]
@@ -472,7 +496,7 @@ def main(argv=None) -> int:
     chosen = [w for w in wl.workloads()
               if not args.only or w.key in {k.strip().upper() for k in args.only.split(",")}]
     if not chosen:
-        parser.error(f"--only {args.only}: no such workload (W1 to W{len(wl.workloads())})")
+        parser.error(f"--only {args.only}: no such workload (W1 to {wl.workloads()[-1].key})")
     full_run = args.scale == 1 and len(chosen) == len(wl.workloads()) and not args.quick \
         and not args.skip_stock and args.repeat >= 3 and not args.no_warmup
     out_dir = args.out_dir or (os.path.join(REPO, "docs") if full_run else

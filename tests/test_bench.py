@@ -19,7 +19,8 @@ QUERIES = ["W1 inner", "W2 EXISTS", "W2 NOT EXISTS", "W2 SEMI+residual", "W3 inn
            "W6 BETWEEN small", "W6 BETWEEN large", "W7 overlap small", "W7 overlap large",
            "W8 LEFT small", "W8 LEFT large", "W9 timestamps small", "W9 timestamps large",
            "W10 keyed BETWEEN", "W10 keyed tiny groups",
-           "W11 keyed EXISTS", "W11 keyed NOT EXISTS"]
+           "W11 keyed EXISTS", "W11 keyed NOT EXISTS",
+           "W12 BETWEEN large", "W12 overlap large"]
 
 
 def test_bench_completes_at_tiny_scale_with_agreeing_answers(tmp_path):

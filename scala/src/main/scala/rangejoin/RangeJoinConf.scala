@@ -52,9 +52,18 @@ object RangeJoinConf {
   val EqualityKeys = "spark.rangejoin.equalityKeys.enabled"
   val EqualityKeysDefault = true
 
+  def equalityKeys(conf: SQLConf): Boolean = boolean(conf, EqualityKeys, EqualityKeysDefault)
+
+  /**
+   * Band and interval joins (inner and outer) with no side to buffer run as Spark's own equi-join
+   * on bins of their keys (BinnedRangeJoin) rather than as a cartesian product or nested loop.
+   */
+  val Binning = "spark.rangejoin.binning.enabled"
+  val BinningDefault = true
+
   def enabled(conf: SQLConf): Boolean = boolean(conf, Enabled, EnabledDefault)
 
-  def equalityKeys(conf: SQLConf): Boolean = boolean(conf, EqualityKeys, EqualityKeysDefault)
+  def binning(conf: SQLConf): Boolean = boolean(conf, Binning, BinningDefault)
 
   def existenceFastPath(conf: SQLConf): Boolean =
     boolean(conf, ExistenceFastPath, ExistenceFastPathDefault)

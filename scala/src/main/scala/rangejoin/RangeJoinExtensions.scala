@@ -6,7 +6,7 @@ import org.apache.spark.SPARK_VERSION
 import org.apache.spark.sql.{SparkSession, SparkSessionExtensions, SparkSessionExtensionsProvider}
 import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
 
-import rangejoin.planning.{KeyedExistence, RangeJoinHintNames, RangeJoinHints, RangeJoinStrategy}
+import rangejoin.planning.{BinnedRangeJoin, KeyedExistence, RangeJoinHintNames, RangeJoinHints, RangeJoinStrategy}
 
 /**
  * rangejoin's entry point: `spark.sql.extensions=rangejoin.RangeJoinExtensions`. Spark also loads
@@ -25,11 +25,13 @@ class RangeJoinExtensions extends SparkSessionExtensionsProvider {
       // before Spark drops hints it does not know.
       extensions.injectHintResolutionRule(_ => RangeJoinHintNames)
       extensions.injectResolutionRule(RangeJoinHints(_))
-      // Plans single-inequality joins as PiecewiseMergeJoinExec, ahead of Spark's JoinSelection.
-      extensions.injectPlannerStrategy(RangeJoinStrategy)
+      // Rewrites band joins too large to broadcast into Spark's own equi-joins on bins.
+      extensions.injectOptimizerRule(BinnedRangeJoin(_))
       // Reduces the subquery side of keyed semi, anti and existence joins with one inequality to
       // each key's extreme, for Spark's own aggregate and join (the fast path, with keys).
       extensions.injectOptimizerRule(_ => KeyedExistence)
+      // Plans range joins as PiecewiseMergeJoinExec, ahead of Spark's JoinSelection.
+      extensions.injectPlannerStrategy(RangeJoinStrategy)
     }
   }
 }

@@ -4,7 +4,8 @@ import scala.collection.mutable
 
 import org.apache.spark.sql.{AnalysisException, SparkSession}
 import org.apache.spark.sql.catalyst.analysis.{ResolveHints, UnresolvedAttribute}
-import org.apache.spark.sql.catalyst.expressions.{Literal, StringLiteral}
+import org.apache.spark.sql.catalyst.expressions.{Expression, Literal, StringLiteral}
+import org.apache.spark.sql.types.NumericType
 import org.apache.spark.sql.catalyst.plans.logical.{HintInfo, JoinHint, LogicalPlan, ResolvedHint, SubqueryAlias, UnresolvedHint, View}
 import org.apache.spark.sql.catalyst.rules.Rule
 
@@ -25,10 +26,12 @@ private[rangejoin] case class RangeJoinHints(session: SparkSession) extends Rule
   override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
     case UnresolvedHint(name, parameters, child)
         if name.equalsIgnoreCase(RangeJoinHint.NAME) && child.resolved =>
-      if (parameters.isEmpty) {
-        ResolvedHint(child, hintInfo)
+      val (names, binSize) = RangeJoinHints.splitBinSize(parameters)
+      val info = binSize.fold(hintInfo)(size => HintInfo(strategy = Some(new RangeJoinBinHint(size))))
+      if (names.isEmpty) {
+        ResolvedHint(child, info)
       } else {
-        val named = parameters.map {
+        val named = names.map {
           case StringLiteral(table) => UnresolvedAttribute.parseAttributeName(table)
           case UnresolvedAttribute(nameParts) => nameParts
           case other => // Spark's error for a join strategy hint's bad parameter
@@ -36,7 +39,7 @@ private[rangejoin] case class RangeJoinHints(session: SparkSession) extends Rule
               Map("hintName" -> name, "invalidParams" -> other.sql))
         }.toSet
         val found = mutable.HashSet.empty[Seq[String]]
-        val marked = mark(child, named, found)
+        val marked = mark(child, named, found, info)
         conf.hintErrorHandler.hintRelationsNotFound(name, parameters, named -- found)
         marked
       }
@@ -44,8 +47,11 @@ private[rangejoin] case class RangeJoinHints(session: SparkSession) extends Rule
 
   // Like Spark's join strategy hints: the relations of this query block, not inside named
   // relations, views or already hinted plans.
-  private def mark(plan: LogicalPlan, named: Set[Seq[String]], found: mutable.Set[Seq[String]])
-      : LogicalPlan = {
+  private def mark(
+      plan: LogicalPlan,
+      named: Set[Seq[String]],
+      found: mutable.Set[Seq[String]],
+      hintInfo: HintInfo): LogicalPlan = {
     def matching(alias: SubqueryAlias): Boolean = {
       val ident = alias.identifier.qualifier :+ alias.identifier.name
       val hits = named.filter(ResolveHints.matchedIdentifier(_, ident, conf.resolver))
@@ -57,7 +63,7 @@ private[rangejoin] case class RangeJoinHints(session: SparkSession) extends Rule
         ResolvedHint(alias, hintInfo.merge(hint, conf.hintErrorHandler))
       case alias: SubqueryAlias if matching(alias) => ResolvedHint(alias, hintInfo)
       case _: ResolvedHint | _: View | _: SubqueryAlias => plan
-      case _ => plan.mapChildren(mark(_, named, found))
+      case _ => plan.mapChildren(mark(_, named, found, hintInfo))
     }
   }
 }
@@ -91,4 +97,28 @@ private[rangejoin] object RangeJoinHints {
   def onLeft(hint: JoinHint): Boolean = of(hint.leftHint).isDefined
 
   def onRight(hint: JoinHint): Boolean = of(hint.rightHint).isDefined
+
+  /** The bin size of a `RANGE_JOIN(t, size)` hint on either side of a join, if any. */
+  def binSize(hint: JoinHint): Option[Double] =
+    (hint.leftHint.toSeq ++ hint.rightHint.toSeq).flatMap(_.strategy).collectFirst {
+      case bins: RangeJoinBinHint => bins.binSize
+    }
+
+  /**
+   * A hint's relation names, and its bin size: a number written last (`RANGE_JOIN(t, 100)`, as
+   * Databricks writes it; `df.hint("range_join", 100)` hints `df` itself). A bin size that is
+   * not a positive finite number fails the query: ignoring it would plan the join some other way
+   * than the user asked.
+   */
+  def splitBinSize(parameters: Seq[Expression]): (Seq[Expression], Option[Double]) = parameters.lastOption match {
+    case Some(Literal(value, _: NumericType)) =>
+      def bad(why: String) = new IllegalArgumentException(
+        s"Invalid bin size in hint ${RangeJoinHint.NAME}: $value ($why). The bin size follows the " +
+          s"relations it applies to and is a positive number in the join keys' units (days for " +
+          s"dates, seconds for timestamps), as in /*+ ${RangeJoinHint.NAME}(t, 100) */.")
+      val size = Option(value).map(_.toString.toDouble).getOrElse(throw bad("NULL"))
+      if (size.isNaN || size.isInfinite || size <= 0) throw bad("not a positive finite number")
+      (parameters.init, Some(size))
+    case _ => (parameters, None)
+  }
 }

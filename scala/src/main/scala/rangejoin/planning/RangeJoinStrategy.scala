@@ -2,9 +2,9 @@ package rangejoin.planning
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, Unevaluable}
-import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight, BuildSide, JoinSelectionHelper}
+import org.apache.spark.sql.catalyst.optimizer.{BuildRight, JoinSelectionHelper}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
-import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, FullOuter, InnerLike, LeftAnti, LeftSemi}
+import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, LeftAnti, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
 import org.apache.spark.sql.catalyst.util.UnsafeRowUtils
 import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
@@ -69,7 +69,7 @@ private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends S
     fastPath = if (leftKeys.isEmpty) existenceFastPath(join, condition, rangeStreamingLeft, conf) else None
     plan <- fastPath.toRight(()).left.flatMap { _ =>
       for {
-        buildSide <- buildSideOf(join, conf).toRight(
+        buildSide <- BufferedSide.of(join, conf).toRight(
           "neither side is small enough to broadcast (spark.rangejoin.broadcastThreshold) or hinted")
         _ <- JoinSemantics(join.joinType, buildSide).toRight(
           s"rangejoin does not handle ${join.joinType} joins")
@@ -152,37 +152,6 @@ private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends S
   private def evaluable(condition: Expression): Boolean =
     condition.deterministic &&
       !condition.exists(e => e.isInstanceOf[Unevaluable] && !e.isInstanceOf[Attribute])
-
-  /** BroadcastNestedLoopJoin's build side, as JoinSelection picks it; None where it would not broadcast. */
-  private def buildSideOf(join: Join, conf: SQLConf): Option[BuildSide] = {
-    val Join(left, right, joinType, _, hint) = join
-    val preferred =
-      if (joinType.isInstanceOf[InnerLike] || joinType == FullOuter) getSmallerSide(left, right)
-      else if (canBuildBroadcastLeft(joinType)) BuildLeft
-      else BuildRight
-    def either(buildLeft: Boolean, buildRight: Boolean): Option[BuildSide] =
-      if (buildLeft && buildRight) Some(preferred)
-      else if (buildLeft) Some(BuildLeft)
-      else if (buildRight) Some(BuildRight)
-      else None
-    val threshold = RangeJoinConf.broadcastThreshold(conf)
-    def small(plan: LogicalPlan) = threshold match {
-      case None => canBroadcastBySize(plan, conf) // Spark's threshold, adaptive one included
-      case Some(bytes) => plan.stats.sizeInBytes >= 0 && plan.stats.sizeInBytes <= bytes
-    }
-    def bySize = either(
-      small(left) && !hintToNotBroadcastAndReplicateLeft(hint),
-      small(right) && !hintToNotBroadcastAndReplicateRight(hint))
-
-    if (hint.isEmpty) bySize
-    else either(RangeJoinHints.onLeft(hint), RangeJoinHints.onRight(hint))
-      .orElse(either(hintToBroadcastLeft(hint), hintToBroadcastRight(hint)))
-      .orElse {
-        val cartesianAskedFor = hintToShuffleReplicateNL(hint) &&
-          joinType.isInstanceOf[InnerLike] && !hintToNotBroadcastAndReplicate(hint)
-        if (cartesianAskedFor) None else bySize
-      }
-  }
 
   /**
    * Under adaptive execution, a join is re-planned once its children have run as query stages. A

@@ -1,0 +1,163 @@
+package rangejoin.expressions
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{BinaryExpression, Expression, Generator, UnaryExpression}
+import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
+import org.apache.spark.sql.types._
+
+/**
+ * The expressions a binned range join ([[rangejoin.planning.BinnedRangeJoin]]) adds to its plan:
+ * the generators that give each row its bins ([[BinGrid]]), and the pieces of the subquery that
+ * reads the grid (base bin size and the levels in use) from the interval side. Their names all
+ * start with `RangeJoin`, so EXPLAIN shows where rangejoin changed a join.
+ *
+ * None of them can raise an error: they read keys of types ordered as longs ([[BinKeys]]) and
+ * use only [[BinGrid]]'s exact arithmetic. A NULL key, a NULL grid (no interval with both bounds,
+ * lo <= hi) or an inverted interval gives no bins: such a row matches nothing.
+ */
+private[rangejoin] object BinKeys {
+
+  /** Types whose values are longs (or narrower integers) in Spark's order, which bin as they are. */
+  def supports(dataType: DataType): Boolean = dataType match {
+    case ByteType | ShortType | IntegerType | LongType | DateType | TimestampType | TimestampNTZType => true
+    case _ => false
+  }
+
+  def asLong(value: Any): Long = value match {
+    case l: Long => l
+    case i: Int => i
+    case s: Short => s
+    case b: Byte => b
+  }
+
+  /** The grid a subquery reads: the base bin size and the levels that hold intervals, a bit mask. */
+  val GridType: StructType = StructType(Seq(
+    StructField("binSize", LongType, nullable = false),
+    StructField("levels", LongType, nullable = false)))
+
+  val BinSchema: StructType = StructType(Seq(
+    StructField("rangejoin_level", IntegerType, nullable = false),
+    StructField("rangejoin_bin", LongType, nullable = false)))
+
+  def grid(binSize: Long, levels: Long): InternalRow = InternalRow(binSize, levels)
+
+  private[expressions] def baseOf(grid: InternalRow): Long = math.max(1L, grid.getLong(0))
+}
+
+/** (level, bin) for every bin of the interval `[lo, hi]` on its level. */
+private[rangejoin] case class RangeJoinIntervalBins(lo: Expression, hi: Expression, grid: Expression)
+  extends Expression with Generator with CodegenFallback {
+
+  override def children: Seq[Expression] = Seq(lo, hi, grid)
+  override def elementSchema: StructType = BinKeys.BinSchema
+  override def prettyName: String = "RangeJoinIntervalBins"
+
+  override def eval(input: InternalRow): IterableOnce[InternalRow] = {
+    val l = lo.eval(input)
+    val h = if (l == null) null else hi.eval(input)
+    val g = if (h == null) null else grid.eval(input).asInstanceOf[InternalRow]
+    if (g == null) return Iterator.empty
+    val (from, to) = (BinKeys.asLong(l), BinKeys.asLong(h))
+    if (from > to) return Iterator.empty
+    val base = BinKeys.baseOf(g)
+    val level = BinGrid.levelOf(from, to, base)
+    val size = BinGrid.sizeAt(base, level)
+    val (first, last) = (BinGrid.bin(from, size), BinGrid.bin(to, size))
+    // At most MaxBins (TopLevelBins) bins; counted, since last may be Long.MaxValue.
+    Iterator.iterate(first)(_ + 1).take((last - first + 1).toInt).map(b => InternalRow(level, b))
+  }
+
+  override protected def withNewChildrenInternal(c: IndexedSeq[Expression]): RangeJoinIntervalBins =
+    copy(lo = c(0), hi = c(1), grid = c(2))
+}
+
+/** (level, bin) of the point `x` on every level of the grid. */
+private[rangejoin] case class RangeJoinPointBins(x: Expression, grid: Expression)
+  extends Expression with Generator with CodegenFallback {
+
+  override def children: Seq[Expression] = Seq(x, grid)
+  override def elementSchema: StructType = BinKeys.BinSchema
+  override def prettyName: String = "RangeJoinPointBins"
+
+  override def eval(input: InternalRow): IterableOnce[InternalRow] = {
+    val v = x.eval(input)
+    val g = if (v == null) null else grid.eval(input).asInstanceOf[InternalRow]
+    if (g == null) return Iterator.empty
+    val point = BinKeys.asLong(v)
+    val (base, levels) = (BinKeys.baseOf(g), g.getLong(1))
+    (0 until 64).iterator.filter(l => (levels & (1L << l)) != 0).flatMap { l =>
+      val size = BinGrid.sizeAt(base, l)
+      if (size > 0) Iterator.single(InternalRow(l, BinGrid.bin(point, size))) else Iterator.empty
+    }
+  }
+
+  override protected def withNewChildrenInternal(c: IndexedSeq[Expression]): RangeJoinPointBins =
+    copy(x = c(0), grid = c(1))
+}
+
+/** [[BinGrid.exponentOf]] of `[lo, hi]`; NULL for a NULL bound or an inverted interval. */
+private[rangejoin] case class RangeJoinSpanExponent(left: Expression, right: Expression)
+  extends BinaryExpression with CodegenFallback {
+
+  override def dataType: DataType = IntegerType
+  override def nullable: Boolean = true
+  override def prettyName: String = "RangeJoinSpanExponent"
+
+  override protected def nullSafeEval(lo: Any, hi: Any): Any = {
+    val (from, to) = (BinKeys.asLong(lo), BinKeys.asLong(hi))
+    if (from > to) null else BinGrid.exponentOf(from, to)
+  }
+
+  override protected def withNewChildrenInternal(l: Expression, r: Expression): RangeJoinSpanExponent =
+    copy(left = l, right = r)
+}
+
+/** `1 << level` of `[lo, hi]` over base size `binSize`; NULL for a NULL bound or an inverted interval. */
+private[rangejoin] case class RangeJoinLevelBit(left: Expression, right: Expression, binSize: Long)
+  extends BinaryExpression with CodegenFallback {
+
+  override def dataType: DataType = LongType
+  override def nullable: Boolean = true
+  override def prettyName: String = "RangeJoinLevelBit"
+
+  override protected def nullSafeEval(lo: Any, hi: Any): Any = {
+    val (from, to) = (BinKeys.asLong(lo), BinKeys.asLong(hi))
+    if (from > to) null else 1L << BinGrid.levelOf(from, to, math.max(1L, binSize))
+  }
+
+  override protected def withNewChildrenInternal(l: Expression, r: Expression): RangeJoinLevelBit =
+    copy(left = l, right = r)
+}
+
+/**
+ * The grid chosen from the data: base size 2^p for `p` from the given percentile of the intervals'
+ * span exponents ([[BinGrid.baseExponent]]), and the levels their exponents fall on over that base.
+ */
+private[rangejoin] case class RangeJoinDataGrid(left: Expression, right: Expression)
+  extends BinaryExpression with CodegenFallback {
+
+  override def dataType: DataType = BinKeys.GridType
+  override def nullable: Boolean = true
+  override def prettyName: String = "RangeJoinDataGrid"
+
+  override protected def nullSafeEval(percentile: Any, exponents: Any): Any = {
+    val p = BinGrid.baseExponent(Some(percentile.asInstanceOf[Double]))
+    BinKeys.grid(1L << p, BinGrid.levelMaskOfExponents(exponents.asInstanceOf[Long], p))
+  }
+
+  override protected def withNewChildrenInternal(l: Expression, r: Expression): RangeJoinDataGrid =
+    copy(left = l, right = r)
+}
+
+/** The grid of a bin size given by a hint, with the levels (bit mask) that hold intervals. */
+private[rangejoin] case class RangeJoinHintGrid(child: Expression, binSize: Long)
+  extends UnaryExpression with CodegenFallback {
+
+  override def dataType: DataType = BinKeys.GridType
+  override def nullable: Boolean = true
+  override def prettyName: String = "RangeJoinHintGrid"
+
+  override protected def nullSafeEval(levels: Any): Any = BinKeys.grid(binSize, levels.asInstanceOf[Long])
+
+  override protected def withNewChildInternal(c: Expression): RangeJoinHintGrid = copy(child = c)
+}

@@ -1,0 +1,248 @@
+package rangejoin.planning
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.expressions.aggregate.{BitOrAgg, Percentile}
+import org.apache.spark.sql.catalyst.plans.{FullOuter, Inner, InnerLike, LeftAnti, LeftOuter, RightOuter}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Generate, Join, JoinHint, LogicalPlan, Project, Union}
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.catalyst.trees.TreePattern.JOIN
+import org.apache.spark.sql.catalyst.util.CollationFactory
+import org.apache.spark.sql.types._
+
+import rangejoin.RangeJoinConf
+import rangejoin.execution.index.{RangeOp, RangePredicate}
+import rangejoin.expressions._
+
+/**
+ * Rewrites an inner band or interval join too large to broadcast into an equi-join on bins, which
+ * Spark runs as its own shuffled join (sort-merge or hash), with spill and adaptive skew handling:
+ * {{{
+ *   Join Inner, p.x >= i.lo AND p.x <= i.hi          Project [p.*, i.*]
+ *   :- p (2M rows)                           ==>     +- Join Inner, level_p = level_i AND bin_p = bin_i
+ *   +- i (200K rows)                                 :                 AND p.x >= i.lo AND p.x <= i.hi
+ *                                                    :- Generate RangeJoinPointBins(p.x, grid)
+ *                                                    :  +- p                    one bin per level
+ *                                                    +- Generate RangeJoinIntervalBins(i.lo, i.hi, grid)
+ *                                                       +- i                    every bin on its level
+ *   grid = scalar subquery over i: (base bin size, levels holding intervals)
+ * }}}
+ * The original condition stays on the join, so bins only choose candidates; a point and an
+ * interval containing it share exactly one (level, bin) ([[BinGrid]]), so each pair is emitted
+ * once. Equality conjuncts of the condition stay equi-join keys alongside the bins.
+ *
+ * Outer joins (left, right, full) are the inner join's pairs plus, for each preserved side, its
+ * rows with no pair, padded with NULLs, found by an anti join against the pairs
+ * (`preservedSides`): each preserved row comes out once, matched or not, whichever side is
+ * expanded into bins.
+ * {{{
+ *   Union
+ *   :- (the inner pairs, as above)
+ *   +- Project [p.*, NULL AS i.*]
+ *      +- Join LeftAnti, p.x <=> x' AND ...       the preserved side's columns in the condition
+ *         :- p
+ *         +- Distinct [p.x AS x', ...] of the inner pairs
+ * }}}
+ *
+ * Which joins: inner or outer, not rewritten before (its bins are in the condition), condition
+ * deterministic and evaluable, a band found by [[RangeCondition]] whose four keys cannot fail
+ * (they are evaluated on every row; Spark evaluates them only on the pairs it compares) and are
+ * all of one type that bins as a long ([[BinKeys]]), and either a `RANGE_JOIN(t, size)` hint or no
+ * side rangejoin would buffer ([[BufferedSide]]) and no buffering or cartesian hint. Everything
+ * else is left as it is; nothing here throws on a shape it does not take.
+ *
+ * The band `l.a >= r.lo AND l.b <= r.hi` (any strictness) implies `r.lo <= l.a` and `l.b <= r.hi`.
+ *  - `l.a` and `l.b` the same expression: a point `l.a` in the interval `[r.lo, r.hi]`;
+ *  - `r.lo` and `r.hi` the same: a point `r.lo` in `[l.b, l.a]`;
+ *  - otherwise two intervals, `L = [min(l.a, l.b), max(..)]` and `R = [min(r.lo, r.hi), max(..)]`.
+ *    The band implies they intersect (`min L <= l.b <= r.hi <= max R` and `min R <= r.lo <= l.a
+ *    <= max L`), so `s = max(min L, min R)` is in both. Either `min L >= min R` (then `s = min L`:
+ *    the point `min L` in `R`) or `min R > min L` (the point `min R` in `L`): two point-in-interval
+ *    joins, each with its case added to the condition, whose union has every pair exactly once.
+ *    Both intervals may be inverted or points as written; the min/max make them intervals.
+ */
+private[rangejoin] case class BinnedRangeJoin(session: SparkSession) extends Rule[LogicalPlan] {
+
+  override def apply(plan: LogicalPlan): LogicalPlan =
+    if (!RangeJoinConf.enabled(conf) || !RangeJoinConf.binning(conf)) plan
+    else plan.transformUpWithPruning(_.containsPattern(JOIN)) {
+      case join: Join => BinnedRangeJoin.rewrite(join, conf).getOrElse(join)
+    }
+}
+
+private[rangejoin] object BinnedRangeJoin {
+
+  /** Marks the bin columns, so that a rewritten join is never rewritten again. */
+  private val BinMarker = "rangejoin.bin"
+  private val marked: Metadata = new MetadataBuilder().putBoolean(BinMarker, value = true).build()
+
+  /** The percentile of the intervals' span exponents that sets the base bin size. */
+  val Percentile = 0.9
+
+  def rewrite(join: Join, conf: org.apache.spark.sql.internal.SQLConf): Option[LogicalPlan] = for {
+    condition <- join.condition
+    if !isRewritten(condition) && evaluable(condition)
+    preserved <- preservedSides(join, condition)
+    binHint = RangeJoinHints.binSize(join.hint)
+    if !RangeJoinHints.onLeft(join.hint) && !RangeJoinHints.onRight(join.hint)
+    if binHint.isDefined ||
+      (BufferedSide.of(join, conf).isEmpty && !BufferedSide.hintToShuffleReplicateNL(join.hint))
+    band <- RangeCondition.split(condition, join.left, join.right, streamedIsLeft = true)
+    if band.isBand
+    keys = band.predicates.flatMap(p => Seq(p.leftKey, p.rightKey))
+    if keys.forall(k => CannotFail(k) && BinKeys.supports(k.dataType)) &&
+      keys.map(_.dataType).distinct.size == 1
+  } yield {
+    val pairs = innerPairs(join.copy(joinType = Inner), condition, band.predicates, keys, binHint)
+    if (preserved.isEmpty) pairs
+    else Union(pairs +: preserved.map(unmatched(join, condition, _, pairs)))
+  }
+
+  /** The inner join's pairs, as an equi-join on bins (or two, for overlapping intervals). */
+  private def innerPairs(
+      join: Join,
+      condition: Expression,
+      predicates: Seq[RangePredicate],
+      keys: Seq[Expression],
+      binHint: Option[Double]): LogicalPlan = {
+    val binSize = binHint.map(size => inKeyUnits(size, keys.head))
+    val (above, below) = predicates.partition(p => p.op == RangeOp.Gt || p.op == RangeOp.Ge)
+    val (la, rlo) = (above.head.leftKey, above.head.rightKey) // r.lo <= l.a
+    val (lb, rhi) = (below.head.leftKey, below.head.rightKey) // l.b <= r.hi
+    if (la.semanticEquals(lb)) {
+      binned(join, condition, pointIsLeft = true, la, rlo, rhi, binSize)
+    } else if (rlo.semanticEquals(rhi)) {
+      binned(join, condition, pointIsLeft = false, rlo, lb, la, binSize)
+    } else {
+      val (minL, maxL) = (Least(Seq(la, lb)), Greatest(Seq(la, lb)))
+      val (minR, maxR) = (Least(Seq(rlo, rhi)), Greatest(Seq(rlo, rhi)))
+      Union(Seq(
+        binned(join, And(condition, GreaterThanOrEqual(minL, minR)), pointIsLeft = true,
+          minL, minR, maxR, binSize),
+        binned(join, And(condition, GreaterThan(minR, minL)), pointIsLeft = false,
+          minR, minL, maxL, binSize)))
+    }
+  }
+
+  /**
+   * The sides an outer join preserves (none for an inner join); None for other join types, and
+   * for outer joins whose preserved side's columns in the condition do not identify its rows'
+   * matches (below).
+   *
+   * An outer join is its inner pairs plus each preserved row with no pair, padded with NULLs.
+   * Whether a row has a pair depends only on its columns the condition reads: two rows equal in
+   * those have the same pairs. So the unmatched rows are the preserved side's rows whose values in
+   * those columns are not among the pairs' (an anti join on them, NULL equal to NULL), each kept
+   * with its multiplicity. "Equal" must mean "behaves the same in the condition": not for floating
+   * point (-0.0 equals 0.0, NaNs differ in bits), collated strings or nested types.
+   */
+  private def preservedSides(join: Join, condition: Expression): Option[Seq[LogicalPlan]] = {
+    def identifies(side: LogicalPlan) =
+      side.output.filter(condition.references.contains).forall(a => identityType(a.dataType))
+    val sides = join.joinType match {
+      case _: InnerLike => Some(Nil)
+      case LeftOuter => Some(Seq(join.left))
+      case RightOuter => Some(Seq(join.right))
+      case FullOuter => Some(Seq(join.left, join.right))
+      case _ => None
+    }
+    sides.filter(_.forall(identifies))
+  }
+
+  private def identityType(dataType: DataType): Boolean = dataType match {
+    case BooleanType | ByteType | ShortType | IntegerType | LongType | DateType | TimestampType |
+        TimestampNTZType | BinaryType | _: DecimalType => true
+    case s: StringType => s.collationId == CollationFactory.UTF8_BINARY_COLLATION_ID
+    case _ => false
+  }
+
+  /** The rows of `side` (preserved by `join`) that have no pair in `pairs`, padded with NULLs. */
+  private def unmatched(join: Join, condition: Expression, side: LogicalPlan, pairs: LogicalPlan)
+      : LogicalPlan = {
+    val read = side.output.filter(condition.references.contains)
+    val matched = read.map(a => Alias(a, a.name)())
+    // Distinct, as an Aggregate: Spark replaces Distinct before this rule runs.
+    val keys = Aggregate(matched.map(_.toAttribute), matched.map(_.toAttribute), Project(matched, pairs))
+    val anti = Join(side, keys, LeftAnti,
+      read.zip(matched).map { case (a, m) => EqualNullSafe(a, m.toAttribute): Expression }.reduceOption(And),
+      JoinHint.NONE)
+    val sideIds = side.outputSet
+    Project(join.output.map { a =>
+      if (sideIds.contains(a)) a else Alias(Literal(null, a.dataType), a.name)()
+    }, anti)
+  }
+
+  /**
+   * `join` as an equi-join on bins of the point `point` (on the left or the right) and the
+   * interval `[lo, hi]` on the other side, with `condition`, projected to the join's own output.
+   */
+  private def binned(
+      join: Join,
+      condition: Expression,
+      pointIsLeft: Boolean,
+      point: Expression,
+      lo: Expression,
+      hi: Expression,
+      binSize: Option[Long]): LogicalPlan = {
+    val (pointSide, intervalSide) = if (pointIsLeft) (join.left, join.right) else (join.right, join.left)
+    val grid = ScalarSubquery(gridOf(intervalSide, lo, hi, binSize))
+    val (pointLevel, pointBin, points) = generate(RangeJoinPointBins(point, grid), pointSide)
+    val (intervalLevel, intervalBin, intervals) =
+      generate(RangeJoinIntervalBins(lo, hi, grid), intervalSide)
+    val onBins = And(And(EqualTo(pointLevel, intervalLevel), EqualTo(pointBin, intervalBin)), condition)
+    val (left, right) = if (pointIsLeft) (points, intervals) else (intervals, points)
+    Project(join.output, Join(left, right, Inner, Some(onBins), join.hint))
+  }
+
+  private def generate(generator: Generator, child: LogicalPlan): (Attribute, Attribute, LogicalPlan) = {
+    val level = AttributeReference("rangejoin_level", IntegerType, nullable = false, marked)()
+    val bin = AttributeReference("rangejoin_bin", LongType, nullable = false, marked)()
+    (level, bin, Generate(generator, Nil, outer = false, None, Seq(level, bin), child))
+  }
+
+  /**
+   * The grid (base bin size, levels holding intervals) as one row over the interval side: with a
+   * hinted size, the levels its intervals fall on; otherwise base `2^p` for `p` the
+   * [[Percentile]] of the intervals' span exponents, and the levels those fall on. Every
+   * aggregate is exact and independent of row order, so the subquery gives the same grid each
+   * time it runs (both sides read it, whether or not Spark reuses one run).
+   */
+  private def gridOf(intervals: LogicalPlan, lo: Expression, hi: Expression, binSize: Option[Long])
+      : LogicalPlan = binSize match {
+    case Some(size) =>
+      val bit = Alias(RangeJoinLevelBit(lo, hi, size), "rangejoin_level_bit")()
+      val levels = Alias(BitOrAgg(bit.toAttribute).toAggregateExpression(), "rangejoin_levels")()
+      val aggregate = Aggregate(Nil, Seq(levels), Project(Seq(bit), intervals))
+      Project(Seq(Alias(RangeJoinHintGrid(levels.toAttribute, size), "rangejoin_grid")()), aggregate)
+    case None =>
+      val exponent = Alias(RangeJoinSpanExponent(lo, hi), "rangejoin_exponent")()
+      val percentile = Alias(
+        new Percentile(exponent.toAttribute, Literal(Percentile)).toAggregateExpression(),
+        "rangejoin_percentile")()
+      val exponents = Alias(
+        BitOrAgg(ShiftLeft(Literal(1L), exponent.toAttribute)).toAggregateExpression(),
+        "rangejoin_exponents")()
+      val aggregate = Aggregate(Nil, Seq(percentile, exponents), Project(Seq(exponent), intervals))
+      Project(
+        Seq(Alias(RangeJoinDataGrid(percentile.toAttribute, exponents.toAttribute), "rangejoin_grid")()),
+        aggregate)
+  }
+
+  /** A hint's bin size in the keys' units: seconds for timestamps (microseconds inside). */
+  private def inKeyUnits(size: Double, key: Expression): Long = {
+    val units = key.dataType match {
+      case TimestampType | TimestampNTZType => size * 1e6
+      case _ => size
+    }
+    math.max(1L, math.ceil(units).toLong) // toLong saturates at Long.MaxValue
+  }
+
+  private def isRewritten(condition: Expression): Boolean =
+    condition.references.exists(_.metadata.contains(BinMarker))
+
+  // As the strategy: Python UDFs, subqueries and other placeholders are Spark's to plan.
+  private def evaluable(condition: Expression): Boolean =
+    condition.deterministic &&
+      !condition.exists(e => e.isInstanceOf[Unevaluable] && !e.isInstanceOf[Attribute]) &&
+      !SubqueryExpression.hasSubquery(condition)
+}

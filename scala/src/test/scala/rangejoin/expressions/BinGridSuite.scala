@@ -1,0 +1,78 @@
+package rangejoin.expressions
+
+import scala.util.Random
+
+import org.scalatest.funsuite.AnyFunSuite
+
+/**
+ * The bin grid against its definition, on random and extreme intervals: floor division for
+ * negatives and at the long range's ends, the span bound, the level read from a hinted base and
+ * the one the data grid derives from span exponents (they must agree, or a point would miss the
+ * level its interval is on), and the pairing: a point and an interval holding it share exactly one
+ * (level, bin).
+ */
+class BinGridSuite extends AnyFunSuite {
+
+  private val rnd = new Random(7)
+  private val extremes = Seq(Long.MinValue, Long.MinValue + 1, -1L, 0L, 1L, Long.MaxValue - 1, Long.MaxValue)
+
+  private def randomLong(): Long = rnd.nextInt(6) match {
+    case 0 => extremes(rnd.nextInt(extremes.size))
+    case 1 => rnd.nextLong()
+    case 2 => rnd.nextInt(2000) - 1000L
+    case _ => (rnd.nextInt(2000) - 1000L) << rnd.nextInt(50)
+  }
+
+  private def randomInterval(): (Long, Long) = {
+    val (a, b) = (randomLong(), if (rnd.nextBoolean()) randomLong() else 0L)
+    val lo = math.min(a, b)
+    val hi = if (rnd.nextBoolean()) math.max(a, b) else {
+      val len = rnd.nextInt(1000).toLong << rnd.nextInt(40)
+      if (lo > Long.MaxValue - len) Long.MaxValue else lo + len
+    }
+    (lo, hi)
+  }
+
+  test("bin is floor division, also for negatives and the ends of the range") {
+    assert(BinGrid.bin(-1, 10) == -1 && BinGrid.bin(-10, 10) == -1 && BinGrid.bin(-11, 10) == -2)
+    assert(BinGrid.bin(9, 10) == 0 && BinGrid.bin(Long.MinValue, 1) == Long.MinValue)
+    assert(BinGrid.bin(Long.MaxValue, Long.MaxValue) == 1 && BinGrid.bin(Long.MinValue, Long.MaxValue) == -2)
+    for (_ <- 0 until 10000; x = randomLong(); size = 1 + (rnd.nextLong() >>> rnd.nextInt(63) + 1)) {
+      val expected = BigInt(x) / BigInt(size) - (if (x < 0 && BigInt(x) % BigInt(size) != 0) 1 else 0)
+      assert(BigInt(BinGrid.bin(x, size)) == expected, s"$x / $size")
+    }
+  }
+
+  test("an interval spans at most MaxBins bins on its level, TopLevelBins on the top one") {
+    for (_ <- 0 until 20000; (lo, hi) = randomInterval(); base <- Seq(1L, 3L, 1L << rnd.nextInt(61), Long.MaxValue)) {
+      val level = BinGrid.levelOf(lo, hi, base)
+      val size = BinGrid.sizeAt(base, level)
+      val bins = BigInt(BinGrid.bin(hi, size)) - BigInt(BinGrid.bin(lo, size)) + 1
+      assert(bins >= 1 && (bins <= BinGrid.MaxBins || BinGrid.isTop(size) && bins <= BinGrid.TopLevelBins),
+        s"[$lo, $hi] base $base: level $level, $bins bins")
+      if (level > 0) assert(!BinGrid.spansAtMost(lo, hi, BinGrid.sizeAt(base, level - 1), BinGrid.MaxBins))
+    }
+  }
+
+  test("the data grid's levels, from span exponents, are the levels intervals are put on") {
+    for (_ <- 0 until 20000; (lo, hi) = randomInterval(); p <- Seq(0, 1, 2, rnd.nextInt(61), 58, 59, 60)) {
+      assert(BinGrid.levelOf(lo, hi, 1L << p) == BinGrid.levelOfExponent(BinGrid.exponentOf(lo, hi), p),
+        s"[$lo, $hi] base 2^$p")
+    }
+  }
+
+  test("a point and an interval holding it share exactly one (level, bin)") {
+    for (_ <- 0 until 5000; (lo, hi) = randomInterval(); base <- Seq(1L, 7L, 1L << rnd.nextInt(40))) {
+      val level = BinGrid.levelOf(lo, hi, base)
+      val size = BinGrid.sizeAt(base, level)
+      val bins = BinGrid.bin(lo, size) to BinGrid.bin(hi, size)
+      val offset = (BigInt(hi) - BigInt(lo)) * BigInt(rnd.nextInt(1001)) / 1000
+      val point = (BigInt(lo) + offset).toLong
+      // The point's bins: one per level up to the top; only the interval's level can meet it.
+      val shared = (0 to 21).filter(l => BinGrid.sizeAt(base, l) > 0).count { l =>
+        l == level && bins.contains(BinGrid.bin(point, BinGrid.sizeAt(base, l)))
+      }
+      assert(shared == 1, s"[$lo, $hi] point $point base $base")
+    }
+  }
+}

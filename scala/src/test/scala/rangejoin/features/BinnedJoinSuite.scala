@@ -1,0 +1,177 @@
+package rangejoin.features
+
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.execution.joins.{BroadcastNestedLoopJoinExec, CartesianProductExec, ShuffledHashJoinExec, SortMergeJoinExec}
+import org.apache.spark.sql.internal.SQLConf
+
+import rangejoin.RangeJoinConf
+
+/**
+ * Band and interval joins with no side to broadcast, which rangejoin rewrites into Spark's own
+ * equi-join on bins (BinnedRangeJoin): which joins are rewritten and which are left as they were,
+ * the plan (a shuffled equi-join, `RangeJoin` in EXPLAIN, no cartesian product), the hint's bin
+ * size, and answers against stock Spark on small fixtures that hold each edge once (the
+ * differential suite, BinnedDifferentialSuite, meets them in combination).
+ */
+class BinnedJoinSuite extends RangeJoinQueries {
+
+  private val noBroadcast = Seq(
+    SQLConf.AUTO_BROADCASTJOIN_THRESHOLD.key -> "-1", RangeJoinConf.BroadcastThreshold -> "-1")
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    // Intervals: ordinary, empty, inverted, a point, NULL ends, duplicates, negative, one huge,
+    // and long ones spanning many bins of the others' size.
+    sql("""CREATE OR REPLACE TEMP VIEW biv(iid, k, lo, hi) AS VALUES
+          |  (1, 1, 0L, 10L), (2, 1, 5L, 15L), (3, 2, 5L, 15L), (4, 1, 20L, 20L), (5, 1, 30L, 25L),
+          |  (6, 1, NULL, 40L), (7, NULL, 35L, NULL), (8, 2, -5L, 0L), (9, 1, 12L, 13L),
+          |  (10, 1, 100L, 200L), (11, 1, 7L, 7L), (12, 2, -9223372036854775808L, 9223372036854775807L),
+          |  (13, 1, -1000L, 1000L), (14, 2, 9223372036854775800L, 9223372036854775807L),
+          |  (15, 1, -9223372036854775808L, -9223372036854775801L), (16, 1, 5L, 15L)""".stripMargin)
+    sql("""CREATE OR REPLACE TEMP VIEW bpt(pid, k, x, lo2, hi2) AS VALUES
+          |  (1, 1, 0L, 0L, 1L), (2, 1, 5L, 3L, 6L), (3, 2, 7L, 7L, 7L), (4, 1, 10L, 9L, 12L),
+          |  (5, 1, 15L, 15L, 30L), (6, 2, 20L, 21L, 19L), (7, 1, NULL, NULL, 5L), (8, NULL, 25L, 25L, NULL),
+          |  (9, 1, 13L, 12L, 14L), (10, 2, -1L, -10L, -5L), (11, 1, 7L, 0L, 100L), (12, 1, 300L, 250L, 400L),
+          |  (13, 2, 9223372036854775807L, 9223372036854775806L, 9223372036854775807L),
+          |  (14, 1, -9223372036854775808L, -9223372036854775808L, -9223372036854775800L),
+          |  (15, 1, 7L, 0L, 100L)""".stripMargin)
+  }
+
+  private def noCartesian(df: DataFrame, shuffled: Boolean = true): Unit = {
+    val plan = df.queryExecution.executedPlan
+    assert(collect(plan) { case j: CartesianProductExec => j; case j: BroadcastNestedLoopJoinExec => j }.isEmpty,
+      plan.toString)
+    // An empty side may leave no join at all (adaptive execution propagates empty relations).
+    assert(!shuffled || collect(plan) { case j: SortMergeJoinExec => j; case j: ShuffledHashJoinExec => j }.nonEmpty,
+      plan.toString)
+    assert(df.queryExecution.explainString(org.apache.spark.sql.execution.ExtendedMode).contains("RangeJoin"))
+  }
+
+  private def rewritten(query: String, conf: (String, String)*): DataFrame =
+    rewrittenAs(query, shuffled = true, conf: _*)
+
+  private def rewrittenAs(query: String, shuffled: Boolean, conf: (String, String)*): DataFrame =
+    withSQLConf(noBroadcast ++ conf: _*) {
+      val df = assertAsStock(query)
+      noCartesian(df, shuffled)
+      df
+    }
+
+  private val shapes = Seq(
+    "BETWEEN" -> "bpt.x BETWEEN biv.lo AND biv.hi",
+    "half-open" -> "bpt.x >= biv.lo AND bpt.x < biv.hi",
+    "strict" -> "biv.lo < bpt.x AND bpt.x < biv.hi",
+    "point on the right" -> "biv.lo <= bpt.x AND biv.hi >= bpt.x",
+    "bounds on the left" -> "biv.lo BETWEEN bpt.lo2 AND bpt.hi2",
+    "overlap" -> "bpt.lo2 < biv.hi AND biv.lo < bpt.hi2",
+    "overlap, closed" -> "bpt.lo2 <= biv.hi AND biv.lo <= bpt.hi2",
+    "overlap, operands flipped" -> "biv.hi >= bpt.lo2 AND bpt.hi2 > biv.lo",
+    "with a residual" -> "bpt.x BETWEEN biv.lo AND biv.hi AND (bpt.pid + biv.iid) % 2 = 0",
+    "with an equality key" -> "bpt.k = biv.k AND bpt.x BETWEEN biv.lo AND biv.hi",
+    "with a null-safe equality key" -> "bpt.k <=> biv.k AND bpt.lo2 < biv.hi AND biv.lo < bpt.hi2")
+
+  for ((name, condition) <- shapes) {
+    test(s"$name: an equi-join on bins, as stock Spark") {
+      rewritten(s"SELECT * FROM bpt JOIN biv ON $condition")
+      rewritten(s"SELECT /*+ RANGE_JOIN(biv, 3) */ * FROM bpt JOIN biv ON $condition",
+        SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> "false")
+    }
+  }
+
+  test("outer joins: the pairs, and each preserved row without one once, either side preserved") {
+    for ((how, condition) <- Seq(
+        "LEFT JOIN" -> "bpt.x BETWEEN biv.lo AND biv.hi",
+        "RIGHT JOIN" -> "bpt.x BETWEEN biv.lo AND biv.hi",
+        "FULL JOIN" -> "bpt.lo2 < biv.hi AND biv.lo < bpt.hi2",
+        "LEFT JOIN" -> "bpt.k = biv.k AND bpt.x >= biv.lo AND bpt.x < biv.hi AND bpt.pid % 2 = 0")) {
+      rewritten(s"SELECT * FROM bpt $how biv ON $condition")
+    }
+    rewritten("SELECT /*+ RANGE_JOIN(biv, 2) */ * FROM bpt LEFT JOIN biv ON bpt.x BETWEEN biv.lo AND biv.hi",
+      SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> "false")
+  }
+
+  test("a tolerance band without ANSI (integer arithmetic that wraps cannot fail)") {
+    rewritten("SELECT * FROM bpt JOIN biv ON bpt.x BETWEEN biv.lo - 10 AND biv.lo + 10",
+      SQLConf.ANSI_ENABLED.key -> "false")
+  }
+
+  test("int, date and timestamp keys") {
+    rewritten("""SELECT * FROM (SELECT id, CAST(id * 7 % 100 AS INT) AS x FROM range(200)) p
+                |JOIN (SELECT id AS iid, CAST(id AS INT) AS lo, CAST(id + id % 13 AS INT) AS hi FROM range(100)) i
+                |ON p.x >= i.lo AND p.x <= i.hi""".stripMargin)
+    rewritten("""SELECT * FROM (SELECT id, date_add(DATE'2020-01-01', CAST(id * 7 % 100 AS INT)) AS d FROM range(200)) p
+                |JOIN (SELECT id AS iid, date_add(DATE'2020-01-01', CAST(id AS INT)) AS lo,
+                |  date_add(DATE'2020-01-01', CAST(id + id % 13 AS INT)) AS hi FROM range(100)) i
+                |ON p.d BETWEEN i.lo AND i.hi""".stripMargin)
+    rewritten("""SELECT /*+ RANGE_JOIN(i, 60) */ * FROM
+                |(SELECT id, timestamp_seconds(1600000000 + id * 37 % 5000) AS ts FROM range(200)) p
+                |JOIN (SELECT id AS iid, timestamp_seconds(1600000000 + id * 50) AS lo,
+                |  timestamp_seconds(1600000000 + id * 50 + id % 7 * 100) AS hi FROM range(100)) i
+                |ON p.ts >= i.lo AND p.ts < i.hi""".stripMargin)
+  }
+
+  test("empty and one-row sides") {
+    rewrittenAs("SELECT * FROM bpt JOIN (SELECT * FROM biv WHERE iid < 0) i ON bpt.x BETWEEN i.lo AND i.hi",
+      shuffled = false)
+    rewrittenAs("SELECT * FROM (SELECT * FROM bpt WHERE pid < 0) p JOIN biv ON p.lo2 < biv.hi AND biv.lo < p.hi2",
+      shuffled = false)
+    rewritten("SELECT * FROM bpt JOIN (SELECT * FROM biv WHERE iid = 1) i ON bpt.x BETWEEN i.lo AND i.hi")
+  }
+
+  test("left to Spark: a side small enough to broadcast, keys that may fail, other types, semi joins") {
+    def notRewritten(query: String, conf: (String, String)*): Unit = withSQLConf(conf: _*) {
+      val df = assertAsStock(query)
+      assert(!df.queryExecution.optimizedPlan.toString.contains("RangeJoin"), df.queryExecution.optimizedPlan)
+    }
+    // Broadcastable: rangejoin's own broadcast join.
+    notRewritten("SELECT * FROM bpt JOIN biv ON bpt.x BETWEEN biv.lo AND biv.hi")
+    notRewritten("SELECT /*+ RANGE_JOIN(biv) */ * FROM bpt JOIN biv ON bpt.x BETWEEN biv.lo AND biv.hi",
+      noBroadcast: _*)
+    val cases = Seq(
+      // ANSI integer arithmetic may overflow: Spark evaluates it only on the pairs it compares.
+      "SELECT * FROM bpt JOIN biv ON bpt.x BETWEEN biv.iid - 10 AND biv.iid + 10",
+      "SELECT * FROM bpt JOIN biv ON CAST(bpt.x AS DOUBLE) BETWEEN CAST(biv.lo AS DOUBLE) AND CAST(biv.hi AS DOUBLE)",
+      "SELECT * FROM bpt JOIN biv ON CAST(bpt.x AS STRING) BETWEEN CAST(biv.lo AS STRING) AND CAST(biv.hi AS STRING)",
+      // An outer join whose preserved side's condition columns are doubles: rows equal in them
+      // (-0.0 and 0.0) may not have the same pairs.
+      "SELECT * FROM (SELECT *, CAST(pid AS DOUBLE) AS d FROM bpt) p LEFT JOIN biv " +
+        "ON p.x BETWEEN biv.lo AND biv.hi AND p.d > 1",
+      "SELECT * FROM bpt LEFT SEMI JOIN biv ON bpt.x BETWEEN biv.lo AND biv.hi",
+      "SELECT * FROM bpt JOIN biv ON bpt.x > biv.lo",
+      "SELECT /*+ SHUFFLE_REPLICATE_NL(biv) */ * FROM bpt JOIN biv ON bpt.x BETWEEN biv.lo AND biv.hi")
+    cases.foreach(q => notRewritten(q, noBroadcast: _*))
+    notRewritten("SELECT * FROM bpt JOIN biv ON bpt.x BETWEEN biv.lo AND biv.hi",
+      noBroadcast :+ (RangeJoinConf.Binning -> "false"): _*)
+    notRewritten("SELECT * FROM bpt JOIN biv ON bpt.x BETWEEN biv.lo AND biv.hi",
+      noBroadcast :+ (RangeJoinConf.Enabled -> "false"): _*)
+  }
+
+  test("the hint's bin size: bins even where a side could be broadcast; bad sizes fail clearly") {
+    val df = assertAsStock("SELECT /*+ RANGE_JOIN(biv, 10) */ * FROM bpt JOIN biv ON bpt.x BETWEEN biv.lo AND biv.hi")
+    // Binned; its join has equality keys (the bins) and a side small enough to buffer, so the
+    // strategy may still run it as a PiecewiseMergeJoin with an index per bin.
+    assert(df.queryExecution.optimizedPlan.toString.contains("RangeJoinHintGrid"))
+    failure("SELECT /*+ RANGE_JOIN(biv, NULL) */ * FROM bpt JOIN biv ON bpt.x BETWEEN biv.lo AND biv.hi")
+    for (bad <- Seq("0", "-5", "0.0", "-0.5D")) {
+      val message = failure(s"SELECT /*+ RANGE_JOIN(biv, $bad) */ * FROM bpt JOIN biv ON bpt.x BETWEEN biv.lo AND biv.hi")
+      assert(message.contains("Invalid bin size in hint RANGE_JOIN"), message)
+    }
+    // RANGE_JOIN(t) still buffers t, and two names are still two relations.
+    val buffered = assertAsStock("SELECT /*+ RANGE_JOIN(biv) */ * FROM bpt JOIN biv ON bpt.x BETWEEN biv.lo AND biv.hi")
+    assert(rangeJoins(buffered).nonEmpty)
+    val twoNames = assertAsStock("SELECT /*+ RANGE_JOIN(biv, 'bpt') */ * FROM bpt JOIN biv ON bpt.x BETWEEN biv.lo AND biv.hi")
+    assert(rangeJoins(twoNames).nonEmpty)
+  }
+
+  test("the DataFrame API's hint with a bin size") {
+    withSQLConf(noBroadcast: _*) {
+      val (p, i) = (spark.table("bpt"), spark.table("biv"))
+      // A DataFrame keeps the plan of its first run: one for stock Spark, one for rangejoin.
+      def query = p.join(i.hint("range_join", 5), p("x").between(i("lo"), i("hi")))
+      val expected = stock(query.collect().toSeq.map(_.toString).sorted)
+      val df = query
+      assert(df.collect().toSeq.map(_.toString).sorted == expected)
+      noCartesian(df)
+    }
+  }
+}
