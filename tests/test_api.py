@@ -69,6 +69,7 @@ def test_constants():
     assert rangejoin.EXISTENCE_FAST_PATH == "spark.rangejoin.existenceFastPath.enabled"
     assert rangejoin.DYNAMIC_FILTER == "spark.rangejoin.dynamicFilter.enabled"
     assert rangejoin.EQUALITY_KEYS == "spark.rangejoin.equalityKeys.enabled"
+    assert rangejoin.BINNING == "spark.rangejoin.binning.enabled"
     assert rangejoin.HINT == "RANGE_JOIN"
     assert rangejoin.EXTENSION == "rangejoin.RangeJoinExtensions"
     assert rangejoin.MAVEN_COORDINATE == f"io.rangejoin:rangejoin-spark_2.13:{rangejoin.__version__}"
@@ -163,13 +164,14 @@ def test_sql_set_switches_per_query(rangejoin_conf):
 def test_configure_options_set_the_keys():
     builder = rangejoin.configure(
         SparkSession.Builder(), enabled=False, broadcast_threshold="64MB",
-        existence_fast_path=True, dynamic_filter=False, equality_keys=False)
+        existence_fast_path=True, dynamic_filter=False, equality_keys=False, binning=False)
     options = builder._options
     assert options[rangejoin.ENABLED] == "false"
     assert options[rangejoin.BROADCAST_THRESHOLD] == "64MB"
     assert options[rangejoin.EXISTENCE_FAST_PATH] == "true"
     assert options[rangejoin.DYNAMIC_FILTER] == "false"
     assert options[rangejoin.EQUALITY_KEYS] == "false"
+    assert options[rangejoin.BINNING] == "false"
     assert options["spark.sql.extensions"] == rangejoin.EXTENSION
     builder = rangejoin.configure(SparkSession.Builder(), broadcast_threshold=10 * 1024 * 1024)
     assert builder._options[rangejoin.BROADCAST_THRESHOLD] == "10485760"
@@ -188,7 +190,8 @@ def test_configure_unknown_option_lists_the_valid_ones():
                         ("broadcast_threshold", rangejoin.BROADCAST_THRESHOLD),
                         ("existence_fast_path", rangejoin.EXISTENCE_FAST_PATH),
                         ("dynamic_filter", rangejoin.DYNAMIC_FILTER),
-                        ("equality_keys", rangejoin.EQUALITY_KEYS)]:
+                        ("equality_keys", rangejoin.EQUALITY_KEYS),
+                        ("binning", rangejoin.BINNING)]:
         assert f"{option} ({key})" in message, message
     assert builder._options == {}, "nothing is set when an option is wrong"
 

@@ -14,13 +14,14 @@ jar and sets a ``SparkSession`` up to use it::
 
 rangejoin is on by default once loaded; :func:`disable` and :func:`enable` switch it per session
 at run time (the SQL configuration :data:`ENABLED`). The other configuration keys are
-:data:`BROADCAST_THRESHOLD`, :data:`EXISTENCE_FAST_PATH`, :data:`DYNAMIC_FILTER` and
-:data:`EQUALITY_KEYS`, settable
+:data:`BROADCAST_THRESHOLD`, :data:`EXISTENCE_FAST_PATH`, :data:`DYNAMIC_FILTER`,
+:data:`EQUALITY_KEYS` and :data:`BINNING`, settable
 through :func:`configure`'s options, ``spark.conf.set`` or SQL ``SET``; the join hint
 :data:`HINT` (``/*+ RANGE_JOIN(t) */``) makes ``t`` the buffered side.
 """
 
 from rangejoin._config import (
+    BINNING,
     BROADCAST_THRESHOLD,
     DYNAMIC_FILTER,
     ENABLED,
@@ -42,6 +43,7 @@ from rangejoin._version import __version__
 
 __all__ = [
     "__version__",
+    "BINNING",
     "BROADCAST_THRESHOLD",
     "DYNAMIC_FILTER",
     "ENABLED",

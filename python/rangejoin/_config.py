@@ -33,6 +33,10 @@ DYNAMIC_FILTER = "spark.rangejoin.dynamicFilter.enabled"
 #: index per key over a buffered side (default ``true``); ``false`` leaves them to Spark.
 EQUALITY_KEYS = "spark.rangejoin.equalityKeys.enabled"
 
+#: Band and interval joins with no side to buffer run as Spark's own equi-join on bins
+#: (default ``true``); ``false`` leaves them to Spark (a cartesian product or nested loop join).
+BINNING = "spark.rangejoin.binning.enabled"
+
 #: The class to name in ``spark.sql.extensions``.
 EXTENSION = "rangejoin.RangeJoinExtensions"
 
@@ -47,9 +51,10 @@ OPTIONS: Dict[str, str] = {
     "existence_fast_path": EXISTENCE_FAST_PATH,
     "dynamic_filter": DYNAMIC_FILTER,
     "equality_keys": EQUALITY_KEYS,
+    "binning": BINNING,
 }
 
-_BOOLEAN_KEYS = (ENABLED, EXISTENCE_FAST_PATH, DYNAMIC_FILTER, EQUALITY_KEYS)
+_BOOLEAN_KEYS = (ENABLED, EXISTENCE_FAST_PATH, DYNAMIC_FILTER, EQUALITY_KEYS, BINNING)
 
 # What the JVM accepts for BROADCAST_THRESHOLD (RangeJoinConf.broadcastThreshold): Spark's byte
 # string (JavaUtils.byteStringAsBytes: digits and an optional binary unit, any case), or else a
@@ -82,6 +87,7 @@ _ACCEPTED = {
     EXISTENCE_FAST_PATH: "true or false",
     DYNAMIC_FILTER: "true or false",
     EQUALITY_KEYS: "true or false",
+    BINNING: "true or false",
     BROADCAST_THRESHOLD: (
         "a size in bytes, with an optional unit (10485760, 10m, 64MB, 1g), or -1 to buffer "
         "hinted sides only"

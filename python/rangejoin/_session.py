@@ -57,6 +57,7 @@ def configure(
     existence_fast_path: Optional[bool] = None,
     dynamic_filter: Optional[bool] = None,
     equality_keys: Optional[bool] = None,
+    binning: Optional[bool] = None,
     **unknown: Any,
 ) -> "SparkSession.Builder":
     """Set up a ``SparkSession.Builder`` to use rangejoin, and return the same builder.
@@ -98,6 +99,9 @@ def configure(
     equality_keys : bool, optional
         :data:`EQUALITY_KEYS`: joins with equality keys and a range use an index per key over a
         buffered side (default ``True``).
+    binning : bool, optional
+        :data:`BINNING`: band and interval joins with no side to buffer run as Spark's own
+        equi-join on bins (default ``True``).
 
     Returns
     -------
@@ -130,6 +134,7 @@ def configure(
             "existence_fast_path": existence_fast_path,
             "dynamic_filter": dynamic_filter,
             "equality_keys": equality_keys,
+            "binning": binning,
             **unknown,
         }
     )
