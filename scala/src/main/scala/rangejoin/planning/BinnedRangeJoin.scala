@@ -45,7 +45,7 @@ import rangejoin.expressions._
  * }}}
  *
  * Which joins: inner or outer, not rewritten before (its bins are in the condition), condition
- * deterministic and evaluable, a band found by [[RangeCondition]] whose four keys cannot fail
+ * deterministic and evaluable, both sides deterministic (each is read more than once), a band found by [[RangeCondition]] whose four keys cannot fail
  * (they are evaluated on every row; Spark evaluates them only on the pairs it compares) and are
  * all of one type that bins as a long ([[BinKeys]]), and either a `RANGE_JOIN(t, size)` hint or no
  * side rangejoin would buffer ([[BufferedSide]]) and no buffering or cartesian hint. Everything
@@ -82,6 +82,9 @@ private[rangejoin] object BinnedRangeJoin {
   def rewrite(join: Join, conf: org.apache.spark.sql.internal.SQLConf): Option[LogicalPlan] = for {
     condition <- join.condition
     if !isRewritten(condition) && evaluable(condition)
+    // Each side is read more than once (the grid's subquery, an overlap's two joins, an outer
+    // join's anti join): only a side that gives the same rows every time may be.
+    if join.left.deterministic && join.right.deterministic
     preserved <- preservedSides(join, condition)
     binHint = RangeJoinHints.binSize(join.hint)
     if !RangeJoinHints.onLeft(join.hint) && !RangeJoinHints.onRight(join.hint)

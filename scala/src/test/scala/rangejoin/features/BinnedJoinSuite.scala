@@ -137,6 +137,10 @@ class BinnedJoinSuite extends RangeJoinQueries {
       "SELECT * FROM (SELECT *, CAST(pid AS DOUBLE) AS d FROM bpt) p LEFT JOIN biv " +
         "ON p.x BETWEEN biv.lo AND biv.hi AND p.d > 1",
       "SELECT * FROM bpt LEFT SEMI JOIN biv ON bpt.x BETWEEN biv.lo AND biv.hi",
+      // A side that is not deterministic: the rewrite reads each side more than once (the grid,
+      // an outer join's unmatched rows), and must not see different rows each time.
+      "SELECT * FROM (SELECT *, rand(7) AS r FROM bpt) p JOIN biv ON p.x BETWEEN biv.lo AND biv.hi",
+      "SELECT * FROM (SELECT *, rand(7) AS r FROM bpt) p LEFT JOIN biv ON p.x BETWEEN biv.lo AND biv.hi",
       "SELECT * FROM bpt JOIN biv ON bpt.x > biv.lo",
       "SELECT /*+ SHUFFLE_REPLICATE_NL(biv) */ * FROM bpt JOIN biv ON bpt.x BETWEEN biv.lo AND biv.hi")
     cases.foreach(q => notRewritten(q, noBroadcast: _*))
