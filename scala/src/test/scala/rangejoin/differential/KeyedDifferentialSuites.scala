@@ -206,12 +206,12 @@ abstract class LocalKeyedDifferentialSuite(variants: Int, conf: (String, String)
   }
 }
 
-class KeyedDifferentialSuite extends LocalKeyedDifferentialSuite(6)
+class KeyedDifferentialSuite extends LocalKeyedDifferentialSuite(4)
 
-class KeyedDifferentialAqeOffCodegenOffSuite extends LocalKeyedDifferentialSuite(2,
+class KeyedDifferentialAqeOffCodegenOffSuite extends LocalKeyedDifferentialSuite(1,
   SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> "false", SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false")
 
-class KeyedDifferentialAnsiOffSuite extends LocalKeyedDifferentialSuite(2, SQLConf.ANSI_ENABLED.key -> "false")
+class KeyedDifferentialAnsiOffSuite extends LocalKeyedDifferentialSuite(1, SQLConf.ANSI_ENABLED.key -> "false")
 
 /** The same cases across two executor JVMs (`local-cluster`), adaptive execution on and off. */
 class KeyedDistributedDifferentialSuite extends AnyFunSuite with BeforeAndAfterAll {
