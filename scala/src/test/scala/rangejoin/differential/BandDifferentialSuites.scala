@@ -1,12 +1,8 @@
 package rangejoin.differential
 
-import org.apache.spark.{SparkConf, SparkFunSuite}
-import org.apache.spark.sql.SparkSession
+import org.apache.spark.SparkFunSuite
 import org.apache.spark.sql.internal.SQLConf
-import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
-
-import rangejoin.{RangeJoinExtensions, RangeJoinSharedSession}
 
 /**
  * Differential tests of band and interval joins: two range conjuncts bounding one side from both
@@ -39,20 +35,13 @@ object BandDifferentialSuites {
 }
 
 abstract class LocalBandDifferentialSuite(cases: Seq[BandCase], conf: (String, String)*)
-  extends SparkFunSuite with RangeJoinSharedSession {
+  extends SparkFunSuite with LocalDifferentialSession {
 
   private lazy val runner = new BandDifferentialRunner(spark)
 
-  // Spark's tests validate the plan after every optimizer rule; these hundreds of small plans
-  // have nothing for it that other suites do not check.
-  override protected def sparkConf: SparkConf =
-    super.sparkConf.set(SQLConf.PLAN_CHANGE_VALIDATION.key, "false")
+  override protected def summary: String = runner.summary(getClass.getSimpleName)
 
   cases.foreach { c => test(c.toString)(runner.check(c, conf)) }
-
-  override def afterAll(): Unit = {
-    try info(runner.summary(getClass.getSimpleName)) finally super.afterAll()
-  }
 }
 
 class BandDifferentialSuite extends LocalBandDifferentialSuite(BandDifferentialSuites.all)
@@ -76,29 +65,11 @@ class BandDifferentialAnsiOffSuite extends LocalBandDifferentialSuite(
  * DistributedDifferentialSuite's do: with `spark.testing` set, Spark gives them the driver's class
  * path.
  */
-class BandDistributedDifferentialSuite extends AnyFunSuite with BeforeAndAfterAll {
+class BandDistributedDifferentialSuite extends AnyFunSuite with ClusterDifferentialSession {
 
-  private var spark: SparkSession = _
   private lazy val runner = new BandDifferentialRunner(spark)
 
-  override def beforeAll(): Unit = {
-    super.beforeAll()
-    val conf = new SparkConf()
-      .set("spark.sql.extensions", classOf[RangeJoinExtensions].getName)
-      .set(SQLConf.SHUFFLE_PARTITIONS.key, "4")
-      .set("spark.ui.enabled", "false")
-    spark = SparkSession.builder().master("local-cluster[2,1,1024]").appName(getClass.getSimpleName)
-      .config(conf).getOrCreate()
-  }
-
-  override def afterAll(): Unit = {
-    try {
-      info(runner.summary(getClass.getSimpleName))
-      if (spark != null) spark.stop()
-      SparkSession.clearActiveSession()
-      SparkSession.clearDefaultSession()
-    } finally super.afterAll()
-  }
+  override protected def summary: Option[String] = Some(runner.summary(getClass.getSimpleName))
 
   for ((aqe, offset) <- Seq("true" -> 0, "false" -> 3); c <- BandDifferentialSuites.every(6, offset)) {
     test(s"AQE $aqe: $c")(runner.check(c, Seq(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe)))

@@ -1,12 +1,12 @@
 package rangejoin.differential
 
-import org.apache.spark.{SparkConf, SparkFunSuite}
+import org.apache.spark.SparkFunSuite
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.joins.{BroadcastNestedLoopJoinExec, CartesianProductExec, ShuffledHashJoinExec, SortMergeJoinExec}
 import org.apache.spark.sql.internal.SQLConf
 
-import rangejoin.{RangeJoinConf, RangeJoinSharedSession}
+import rangejoin.RangeJoinConf
 
 /**
  * Differential tests of the binned rewrite (BinnedRangeJoin): every generated case
@@ -61,18 +61,13 @@ object BinnedDifferentialSuites {
 }
 
 abstract class LocalBinnedDifferentialSuite(cases: Seq[BinnedCase], conf: (String, String)*)
-  extends SparkFunSuite with RangeJoinSharedSession {
+  extends SparkFunSuite with LocalDifferentialSession {
 
   private lazy val runner = new BinnedDifferentialRunner(spark)
 
-  override protected def sparkConf: SparkConf =
-    super.sparkConf.set(SQLConf.PLAN_CHANGE_VALIDATION.key, "false")
+  override protected def summary: String = s"${runner.withRows} of ${cases.size} cases had rows"
 
   cases.foreach { c => test(c.toString)(runner.check(c, conf)) }
-
-  override def afterAll(): Unit = {
-    try info(s"${runner.withRows} of ${cases.size} cases had rows") finally super.afterAll()
-  }
 }
 
 class BinnedDifferentialSuite extends LocalBinnedDifferentialSuite(BinnedDifferentialSuites.all)

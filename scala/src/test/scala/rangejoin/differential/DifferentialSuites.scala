@@ -1,12 +1,8 @@
 package rangejoin.differential
 
-import org.apache.spark.{SparkConf, SparkFunSuite}
-import org.apache.spark.sql.SparkSession
+import org.apache.spark.SparkFunSuite
 import org.apache.spark.sql.internal.SQLConf
-import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
-
-import rangejoin.{RangeJoinExtensions, RangeJoinSharedSession}
 
 /**
  * Differential tests: every generated case ([[Cases]]) runs with rangejoin off and on, and must
@@ -21,15 +17,15 @@ object DifferentialSuites {
 }
 
 abstract class LocalDifferentialSuite(cases: Seq[Case], conf: (String, String)*)
-  extends SparkFunSuite with RangeJoinSharedSession {
+  extends SparkFunSuite with LocalDifferentialSession {
 
   private lazy val runner = new DifferentialRunner(spark)
 
-  cases.foreach { c => test(c.toString)(runner.check(c, conf)) }
+  override protected def validatePlanChanges: Boolean = true
 
-  override def afterAll(): Unit = {
-    try info(runner.summary(getClass.getSimpleName)) finally super.afterAll()
-  }
+  override protected def summary: String = runner.summary(getClass.getSimpleName)
+
+  cases.foreach { c => test(c.toString)(runner.check(c, conf)) }
 }
 
 class DifferentialSuite extends LocalDifferentialSuite(DifferentialSuites.all)
@@ -49,29 +45,11 @@ class DifferentialAnsiOffSuite extends LocalDifferentialSuite(
  * The same cases on `local-cluster[2,1,1024]`: two executor JVMs, so broadcasts, task closures and
  * the merged marks of the buffered side really cross processes. AQE on and off.
  */
-class DistributedDifferentialSuite extends AnyFunSuite with BeforeAndAfterAll {
+class DistributedDifferentialSuite extends AnyFunSuite with ClusterDifferentialSession {
 
-  private var spark: SparkSession = _
   private lazy val runner = new DifferentialRunner(spark)
 
-  override def beforeAll(): Unit = {
-    super.beforeAll()
-    val conf = new SparkConf()
-      .set("spark.sql.extensions", classOf[RangeJoinExtensions].getName)
-      .set(SQLConf.SHUFFLE_PARTITIONS.key, "4")
-      .set("spark.ui.enabled", "false")
-    spark = SparkSession.builder().master("local-cluster[2,1,1024]").appName(getClass.getSimpleName)
-      .config(conf).getOrCreate()
-  }
-
-  override def afterAll(): Unit = {
-    try {
-      info(runner.summary(getClass.getSimpleName))
-      if (spark != null) spark.stop()
-      SparkSession.clearActiveSession()
-      SparkSession.clearDefaultSession()
-    } finally super.afterAll()
-  }
+  override protected def summary: Option[String] = Some(runner.summary(getClass.getSimpleName))
 
   for ((aqe, offset) <- Seq("true" -> 0, "false" -> 3); c <- DifferentialSuites.every(6, offset)) {
     test(s"AQE $aqe: $c")(runner.check(c, Seq(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe)))

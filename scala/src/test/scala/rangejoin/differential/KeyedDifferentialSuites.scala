@@ -2,16 +2,14 @@ package rangejoin.differential
 
 import scala.util.Random
 
-import org.apache.spark.SparkConf
 import org.apache.spark.SparkFunSuite
 import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.sql.execution.joins.{BroadcastHashJoinExec, ShuffledHashJoinExec, SortMergeJoinExec}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types._
-import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-import rangejoin.{RangeJoinConf, RangeJoinExtensions, RangeJoinSharedSession}
+import rangejoin.RangeJoinConf
 import rangejoin.execution.PiecewiseMergeJoinExec
 
 /**
@@ -143,6 +141,9 @@ final class KeyedDifferentialRunner(spark: SparkSession) {
   var planned = 0
   var nullKeyConverse = 0
 
+  def summary: String = s"$cases cases, $planned planned a PiecewiseMergeJoin per key, " +
+    s"$nullKeyConverse raised in stock Spark alone (a NULL range key's pair)"
+
   def check(c: KeyedCase, conf: Seq[(String, String)]): Unit = {
     def table(left: Boolean, name: String): Unit = {
       val df = spark.createDataFrame(java.util.Arrays.asList(rows(c, left): _*), tableSchema(c.rangeType))
@@ -190,20 +191,13 @@ final class KeyedDifferentialRunner(spark: SparkSession) {
 }
 
 abstract class LocalKeyedDifferentialSuite(variants: Int, conf: (String, String)*)
-  extends SparkFunSuite with RangeJoinSharedSession {
+  extends SparkFunSuite with LocalDifferentialSession {
 
   private lazy val runner = new KeyedDifferentialRunner(spark)
 
-  override protected def sparkConf: SparkConf =
-    super.sparkConf.set(SQLConf.PLAN_CHANGE_VALIDATION.key, "false")
+  override protected def summary: String = runner.summary
 
   KeyedCases.generate(variants).foreach { c => test(c.toString)(runner.check(c, conf)) }
-
-  override def afterAll(): Unit = {
-    try info(s"${runner.cases} cases, ${runner.planned} planned a PiecewiseMergeJoin per key, " +
-      s"${runner.nullKeyConverse} raised in stock Spark alone (a NULL range key's pair)")
-    finally super.afterAll()
-  }
 }
 
 class KeyedDifferentialSuite extends LocalKeyedDifferentialSuite(4)
@@ -214,30 +208,11 @@ class KeyedDifferentialAqeOffCodegenOffSuite extends LocalKeyedDifferentialSuite
 class KeyedDifferentialAnsiOffSuite extends LocalKeyedDifferentialSuite(1, SQLConf.ANSI_ENABLED.key -> "false")
 
 /** The same cases across two executor JVMs (`local-cluster`), adaptive execution on and off. */
-class KeyedDistributedDifferentialSuite extends AnyFunSuite with BeforeAndAfterAll {
+class KeyedDistributedDifferentialSuite extends AnyFunSuite with ClusterDifferentialSession {
 
-  private var spark: SparkSession = _
   private lazy val runner = new KeyedDifferentialRunner(spark)
 
-  override def beforeAll(): Unit = {
-    super.beforeAll()
-    val conf = new SparkConf()
-      .set("spark.sql.extensions", classOf[RangeJoinExtensions].getName)
-      .set(SQLConf.SHUFFLE_PARTITIONS.key, "4")
-      .set("spark.ui.enabled", "false")
-    spark = SparkSession.builder().master("local-cluster[2,1,1024]").appName(getClass.getSimpleName)
-      .config(conf).getOrCreate()
-  }
-
-  override def afterAll(): Unit = {
-    try {
-      info(s"${runner.cases} cases, ${runner.planned} planned a PiecewiseMergeJoin per key, " +
-      s"${runner.nullKeyConverse} raised in stock Spark alone (a NULL range key's pair)")
-      if (spark != null) spark.stop()
-      SparkSession.clearActiveSession()
-      SparkSession.clearDefaultSession()
-    } finally super.afterAll()
-  }
+  override protected def summary: Option[String] = Some(runner.summary)
 
   for (aqe <- Seq("true", "false"); c <- KeyedCases.generate(1).filter(_.index % 2 == (if (aqe == "true") 0 else 1))) {
     test(s"AQE $aqe: $c")(runner.check(c, Seq(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe)))

@@ -2,13 +2,12 @@ package rangejoin.differential
 
 import java.nio.file.Files
 
-import org.apache.spark.{SparkConf, SparkFunSuite}
+import org.apache.spark.SparkFunSuite
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.internal.SQLConf
-import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-import rangejoin.{RangeJoinConf, RangeJoinExtensions, RangeJoinSharedSession}
+import rangejoin.RangeJoinConf
 
 /**
  * Runs a [[KeyedCase]] with rangejoin off (stock Spark) and on: both give the same rows as
@@ -55,7 +54,7 @@ object KeyedExistenceSuites {
 }
 
 abstract class LocalKeyedExistenceSuite(cases: Seq[KeyedCase], conf: (String, String)*)
-  extends SparkFunSuite with RangeJoinSharedSession {
+  extends SparkFunSuite with LocalDifferentialSession {
 
   private lazy val runner = new KeyedExistenceRunner(spark)
 
@@ -64,11 +63,9 @@ abstract class LocalKeyedExistenceSuite(cases: Seq[KeyedCase], conf: (String, St
     KeyedExistenceCases.register(spark, KeyedExistenceSuites.dir)
   }
 
-  cases.foreach { c => test(c.toString)(runner.check(c, conf)) }
+  override protected def summary: String = runner.summary(getClass.getSimpleName)
 
-  override def afterAll(): Unit = {
-    try info(runner.summary(getClass.getSimpleName)) finally super.afterAll()
-  }
+  cases.foreach { c => test(c.toString)(runner.check(c, conf)) }
 }
 
 /** Every case, on a local session with adaptive execution. */
@@ -83,30 +80,14 @@ class KeyedExistenceAqeOffSuite extends LocalKeyedExistenceSuite(
  * Every sixteenth case on `local-cluster[2,1,1024]`: the aggregate's shuffle and the join's broadcast
  * cross executor JVMs. AQE on and off.
  */
-class KeyedExistenceDistributedSuite extends AnyFunSuite with BeforeAndAfterAll {
+class KeyedExistenceDistributedSuite extends AnyFunSuite with ClusterDifferentialSession {
 
-  private var spark: SparkSession = _
   private lazy val runner = new KeyedExistenceRunner(spark)
 
-  override def beforeAll(): Unit = {
-    super.beforeAll()
-    val conf = new SparkConf()
-      .set("spark.sql.extensions", classOf[RangeJoinExtensions].getName)
-      .set(SQLConf.SHUFFLE_PARTITIONS.key, "4")
-      .set("spark.ui.enabled", "false")
-    spark = SparkSession.builder().master("local-cluster[2,1,1024]").appName(getClass.getSimpleName)
-      .config(conf).getOrCreate()
-    KeyedExistenceCases.register(spark, Files.createTempDirectory("keyed-existence-cluster").toFile)
-  }
+  override protected def summary: Option[String] = Some(runner.summary(getClass.getSimpleName))
 
-  override def afterAll(): Unit = {
-    try {
-      info(runner.summary(getClass.getSimpleName))
-      if (spark != null) spark.stop()
-      SparkSession.clearActiveSession()
-      SparkSession.clearDefaultSession()
-    } finally super.afterAll()
-  }
+  override protected def setUp(): Unit =
+    KeyedExistenceCases.register(spark, Files.createTempDirectory("keyed-existence-cluster").toFile)
 
   for ((aqe, offset) <- Seq("true" -> 1, "false" -> 9); c <- KeyedExistenceSuites.every(16, offset)) {
     test(s"AQE $aqe: $c")(runner.check(c, Seq(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe)))
