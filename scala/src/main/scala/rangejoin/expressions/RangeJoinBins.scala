@@ -64,7 +64,7 @@ private[rangejoin] case class RangeJoinIntervalBins(lo: Expression, hi: Expressi
     val size = BinGrid.sizeAt(base, level)
     val (first, last) = (BinGrid.bin(from, size), BinGrid.bin(to, size))
     // At most MaxBins (TopLevelBins) bins; counted, since last may be Long.MaxValue.
-    Iterator.iterate(first)(_ + 1).take((last - first + 1).toInt).map(b => InternalRow(level, b))
+    Iterator.tabulate((last - first + 1).toInt)(i => InternalRow(level, first + i))
   }
 
   override protected def withNewChildrenInternal(c: IndexedSeq[Expression]): RangeJoinIntervalBins =
@@ -79,16 +79,28 @@ private[rangejoin] case class RangeJoinPointBins(x: Expression, grid: Expression
   override def elementSchema: StructType = BinKeys.BinSchema
   override def prettyName: String = "RangeJoinPointBins"
 
+  // The grid is one value for the whole query (a scalar subquery's): its levels and their bin
+  // sizes are worked out once per task, not once per point.
+  @transient private[this] var decoded: InternalRow = _
+  @transient private[this] var levels: Array[Int] = _
+  @transient private[this] var sizes: Array[Long] = _
+
+  private def decode(g: InternalRow): Unit = if (!(g eq decoded)) {
+    val (base, mask) = (BinKeys.baseOf(g), g.getLong(1))
+    val used = (0 until 64).filter(l => (mask & (1L << l)) != 0).map(l => l -> BinGrid.sizeAt(base, l))
+      .filter(_._2 > 0)
+    levels = used.map(_._1).toArray
+    sizes = used.map(_._2).toArray
+    decoded = g
+  }
+
   override def eval(input: InternalRow): IterableOnce[InternalRow] = {
     val v = x.eval(input)
     val g = if (v == null) null else grid.eval(input).asInstanceOf[InternalRow]
     if (g == null) return Iterator.empty
+    decode(g)
     val point = BinKeys.asLong(v)
-    val (base, levels) = (BinKeys.baseOf(g), g.getLong(1))
-    (0 until 64).iterator.filter(l => (levels & (1L << l)) != 0).flatMap { l =>
-      val size = BinGrid.sizeAt(base, l)
-      if (size > 0) Iterator.single(InternalRow(l, BinGrid.bin(point, size))) else Iterator.empty
-    }
+    Iterator.tabulate(levels.length)(i => InternalRow(levels(i), BinGrid.bin(point, sizes(i))))
   }
 
   override protected def withNewChildrenInternal(c: IndexedSeq[Expression]): RangeJoinPointBins =
