@@ -61,7 +61,7 @@ private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends S
       "its condition is not deterministic, or holds a subquery or a Python UDF")
     _ <- Either.cond(!isBroadcastStage(join.left) && !isBroadcastStage(join.right), (),
       "Spark has already broadcast one of its sides")
-    keys <- equalityKeys(join, conf)
+    keys <- equalityKeys(join, condition, conf)
     (rangeCondition, leftKeys, rightKeys) = keys
     // Which conjuncts drive depends on the streamed side only for a band's second bound.
     rangeStreamingLeft <- RangeCondition.split(rangeCondition, join.left, join.right, streamedIsLeft = true)
@@ -71,21 +71,13 @@ private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends S
       for {
         buildSide <- BufferedSide.of(join, conf).toRight(
           "neither side is small enough to broadcast (spark.rangejoin.broadcastThreshold) or hinted")
-        _ <- JoinSemantics(join.joinType, buildSide).toRight(
+        semantics <- JoinSemantics(join.joinType, buildSide).toRight(
           s"rangejoin does not handle ${join.joinType} joins")
         streamedIsLeft = buildSide == BuildRight
         bounds <- RangeCondition.split(rangeCondition, join.left, join.right, streamedIsLeft)
           .toRight("no conjunct compares the two sides on keys rangejoin can sort")
         range = bounds.copy(leftKeys = leftKeys, rightKeys = rightKeys)
-        _ <- Either.cond(!range.isKeyed || range.predicates.forall(p => CannotFail(p.leftKey) &&
-            CannotFail(p.rightKey)), (),
-          "with equality keys, the range keys must not be able to fail: Spark evaluates them only " +
-            "on the pairs whose keys are equal")
-        // The first passing pair decides a semi, anti or existence join's row: the pairs before it
-        // are those of Spark's hash table, whose order within a key the index does not keep.
-        _ <- Either.cond(!range.isKeyed || JoinSemantics(join.joinType, buildSide).exists(_.emitsPairs) ||
-            range.residual.forall(CannotFail(_)), (),
-          "a semi, anti or existence join with equality keys has a residual that can fail")
+        _ <- if (range.isKeyed) perKeyExact(range, semantics) else Right(())
       } yield PiecewiseMergeJoinExec(
         range, condition, join.joinType, buildSide, planLater(join.left), planLater(join.right),
         dynamicFilter = !range.isKeyed &&
@@ -100,7 +92,7 @@ private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends S
    * where its keys cannot fail: the per-key index evaluates them on every row of each side, as
    * BroadcastHashJoin does, but Spark may plan a join that evaluates fewer (an empty side).
    */
-  private def equalityKeys(join: Join, conf: SQLConf)
+  private def equalityKeys(join: Join, condition: Expression, conf: SQLConf)
       : Either[String, (Expression, Seq[Expression], Seq[Expression])] =
     join match {
       case ExtractEquiJoinKeys(_, leftKeys, rightKeys, otherCondition, _, _, _, _) =>
@@ -116,8 +108,23 @@ private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends S
           _ <- Either.cond((leftKeys ++ rightKeys).forall(k => UnsafeRowUtils.isBinaryStable(k.dataType)), (),
             "an equi-join key's collation compares unequal bytes as equal")
         } yield (other, leftKeys, rightKeys)
-      case _ => Right((join.condition.get, Nil, Nil))
+      case _ => Right((condition, Nil, Nil))
     }
+
+  /**
+   * Whether a per-key index answers as Spark's hash join would. It evaluates the range keys on
+   * every row, Spark only on the pairs whose keys are equal: they must not be able to fail. And a
+   * semi, anti or existence join's row is decided by its first passing pair, which for Spark is
+   * the first in its hash table's order within the key, not the index's: a residual that can fail
+   * would fail (or not) on other pairs.
+   */
+  private def perKeyExact(range: RangeBounds, semantics: JoinSemantics): Either[String, Unit] = for {
+    _ <- Either.cond(range.predicates.forall(p => CannotFail(p.leftKey) && CannotFail(p.rightKey)), (),
+      "with equality keys, the range keys must not be able to fail: Spark evaluates them only " +
+        "on the pairs whose keys are equal")
+    _ <- Either.cond(semantics.emitsPairs || range.residual.forall(CannotFail(_)), (),
+      "a semi, anti or existence join with equality keys has a residual that can fail")
+  } yield ()
 
   /**
    * A semi, anti or existence join with no residual, decided for each left row by the right
