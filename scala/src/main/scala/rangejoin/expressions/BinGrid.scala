@@ -20,6 +20,14 @@ package rangejoin.expressions
  * the point's bin, which the interval covers. So an equi-join on (level, bin) meets every matching
  * pair exactly once.
  *
+ * Two intervals (an overlap join) each go on their own level, and are also copied to the levels
+ * above that hold intervals of the other side ([[overlapLevels]]). Intersecting intervals share the
+ * bin of the later start on the higher of their two levels: there one of them is on its own level
+ * and one has its first bin. On any other shared (level, bin) one of those fails: a lower level is
+ * neither's own, and a bin past the later start's is neither's first. So the equi-join on (level,
+ * bin), with "one is on its own level and one is at its first bin", meets every intersecting pair
+ * exactly once, in one join and with each side copied once.
+ *
  * Everything is exact integer arithmetic that cannot overflow or raise: floor division by a
  * positive size, and bin counts compared without subtracting past the long range.
  */
@@ -68,6 +76,24 @@ private[rangejoin] object BinGrid {
       level += 1
     }
     level
+  }
+
+  /**
+   * The levels an interval on level `own` is copied to in an overlap join, ascending: its own, and
+   * every level above it that holds some interval of the other side (`otherLevels`, a bit mask),
+   * up to the top level over `base`. Two intersecting intervals then meet on the higher of their
+   * two levels, where both have copies; above its own level an interval spans at most two bins
+   * (its at most `MaxBins` bins nest in at most two of the next level's).
+   */
+  def overlapLevels(own: Int, otherLevels: Long, base: Long): Array[Int] = {
+    val levels = Array.newBuilder[Int]
+    levels += own
+    var l = own + 1
+    while (l < 64 && sizeAt(base, l) > 0) {
+      if ((otherLevels & (1L << l)) != 0) levels += l
+      l += 1
+    }
+    levels.result()
   }
 
   /**

@@ -1,7 +1,7 @@
 package rangejoin.expressions
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{BinaryExpression, Expression, Generator, UnaryExpression}
+import org.apache.spark.sql.catalyst.expressions.{BinaryExpression, Expression, Generator, TernaryExpression, UnaryExpression}
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.types._
 
@@ -41,6 +41,19 @@ private[rangejoin] object BinKeys {
 
   def grid(binSize: Long, levels: Long): InternalRow = InternalRow(binSize, levels)
 
+  /** An overlap join's grid: the base bin size and the levels each side's intervals are on. */
+  val OverlapGridType: StructType = StructType(Seq(
+    StructField("binSize", LongType, nullable = false),
+    StructField("leftLevels", LongType, nullable = false),
+    StructField("rightLevels", LongType, nullable = false)))
+
+  val OverlapBinSchema: StructType = StructType(BinSchema.fields ++ Seq(
+    StructField("rangejoin_own", BooleanType, nullable = false),
+    StructField("rangejoin_first", BooleanType, nullable = false)))
+
+  def overlapGrid(binSize: Long, leftLevels: Long, rightLevels: Long): InternalRow =
+    InternalRow(binSize, leftLevels, rightLevels)
+
   private[expressions] def baseOf(grid: InternalRow): Long = math.max(1L, grid.getLong(0))
 }
 
@@ -68,6 +81,46 @@ private[rangejoin] case class RangeJoinIntervalBins(lo: Expression, hi: Expressi
   }
 
   override protected def withNewChildrenInternal(c: IndexedSeq[Expression]): RangeJoinIntervalBins =
+    copy(lo = c(0), hi = c(1), grid = c(2))
+}
+
+/**
+ * (level, bin, own, first) for every copy of the interval `[lo, hi]` in an overlap join
+ * ([[BinGrid.overlapLevels]]): each bin it covers on its own level and on the levels above that
+ * hold the other side's intervals (the overlap grid's `leftLevels` or `rightLevels`, as
+ * `isLeft` says which side this is), with whether the level is its own and the bin its first there.
+ */
+private[rangejoin] case class RangeJoinOverlapBins(
+    lo: Expression, hi: Expression, grid: Expression, isLeft: Boolean)
+  extends Expression with Generator with CodegenFallback {
+
+  override def children: Seq[Expression] = Seq(lo, hi, grid)
+  override def elementSchema: StructType = BinKeys.OverlapBinSchema
+  override def prettyName: String = "RangeJoinOverlapBins"
+
+  override def eval(input: InternalRow): IterableOnce[InternalRow] = {
+    val l = lo.eval(input)
+    val h = if (l == null) null else hi.eval(input)
+    val g = if (h == null) null else grid.eval(input).asInstanceOf[InternalRow]
+    if (g == null) return Iterator.empty
+    val (from, to) = (BinKeys.asLong(l), BinKeys.asLong(h))
+    if (from > to) return Iterator.empty
+    val base = BinKeys.baseOf(g)
+    val own = BinGrid.levelOf(from, to, base)
+    val copies = Array.newBuilder[InternalRow]
+    for (level <- BinGrid.overlapLevels(own, g.getLong(if (isLeft) 2 else 1), base)) {
+      val size = BinGrid.sizeAt(base, level)
+      val (first, last) = (BinGrid.bin(from, size), BinGrid.bin(to, size))
+      var b = first
+      while (b <= last && b >= first) { // b < first: wrapped past Long.MaxValue
+        copies += InternalRow(level, b, level == own, b == first)
+        b += 1
+      }
+    }
+    copies.result()
+  }
+
+  override protected def withNewChildrenInternal(c: IndexedSeq[Expression]): RangeJoinOverlapBins =
     copy(lo = c(0), hi = c(1), grid = c(2))
 }
 
@@ -172,4 +225,41 @@ private[rangejoin] case class RangeJoinHintGrid(child: Expression, binSize: Long
   override protected def nullSafeEval(levels: Any): Any = BinKeys.grid(binSize, levels.asInstanceOf[Long])
 
   override protected def withNewChildInternal(c: Expression): RangeJoinHintGrid = copy(child = c)
+}
+
+/**
+ * An overlap join's grid chosen from both sides' intervals: base size 2^p for `p` from the given
+ * percentile of all their span exponents, and the levels each side's exponents fall on over it.
+ */
+private[rangejoin] case class RangeJoinOverlapDataGrid(first: Expression, second: Expression, third: Expression)
+  extends TernaryExpression with CodegenFallback {
+
+  override def dataType: DataType = BinKeys.OverlapGridType
+  override def nullable: Boolean = true
+  override def prettyName: String = "RangeJoinOverlapDataGrid"
+
+  override protected def nullSafeEval(percentile: Any, leftExponents: Any, rightExponents: Any): Any = {
+    val p = BinGrid.baseExponent(Some(percentile.asInstanceOf[Double]))
+    BinKeys.overlapGrid(1L << p,
+      BinGrid.levelMaskOfExponents(leftExponents.asInstanceOf[Long], p),
+      BinGrid.levelMaskOfExponents(rightExponents.asInstanceOf[Long], p))
+  }
+
+  override protected def withNewChildrenInternal(a: Expression, b: Expression, c: Expression)
+      : RangeJoinOverlapDataGrid = copy(first = a, second = b, third = c)
+}
+
+/** An overlap join's grid of a bin size given by a hint, with the levels each side's intervals are on. */
+private[rangejoin] case class RangeJoinOverlapHintGrid(left: Expression, right: Expression, binSize: Long)
+  extends BinaryExpression with CodegenFallback {
+
+  override def dataType: DataType = BinKeys.OverlapGridType
+  override def nullable: Boolean = true
+  override def prettyName: String = "RangeJoinOverlapHintGrid"
+
+  override protected def nullSafeEval(leftLevels: Any, rightLevels: Any): Any =
+    BinKeys.overlapGrid(binSize, leftLevels.asInstanceOf[Long], rightLevels.asInstanceOf[Long])
+
+  override protected def withNewChildrenInternal(l: Expression, r: Expression): RangeJoinOverlapHintGrid =
+    copy(left = l, right = r)
 }

@@ -56,9 +56,8 @@ import rangejoin.expressions._
  *  - `r.lo` and `r.hi` the same: a point `r.lo` in `[l.b, l.a]`;
  *  - otherwise two intervals, `L = [min(l.a, l.b), max(..)]` and `R = [min(r.lo, r.hi), max(..)]`.
  *    The band implies they intersect (`min L <= l.b <= r.hi <= max R` and `min R <= r.lo <= l.a
- *    <= max L`), so `s = max(min L, min R)` is in both. Either `min L >= min R` (then `s = min L`:
- *    the point `min L` in `R`) or `min R > min L` (the point `min R` in `L`): two point-in-interval
- *    joins, each with its case added to the condition, whose union has every pair exactly once.
+ *    <= max L`). Both sides are copied to their bins and one equi-join on bins meets each
+ *    intersecting pair once, on the bin of `max(min L, min R)` ([[BinGrid]]'s overlap copies).
  *    Both intervals may be inverted or points as written; the min/max make them intervals.
  */
 private[rangejoin] case class BinnedRangeJoin(session: SparkSession) extends Rule[LogicalPlan] {
@@ -82,8 +81,8 @@ private[rangejoin] object BinnedRangeJoin {
   def rewrite(join: Join, conf: org.apache.spark.sql.internal.SQLConf): Option[LogicalPlan] = for {
     condition <- join.condition
     if !isRewritten(condition) && evaluable(condition)
-    // Each side is read more than once (the grid's subquery, an overlap's two joins, an outer
-    // join's anti join): only a side that gives the same rows every time may be.
+    // Each side is read more than once (the grid's subquery and the join, an outer join's anti
+    // join): only a side that gives the same rows every time may be.
     if join.left.deterministic && join.right.deterministic
     preserved <- preservedSides(join, condition)
     binHint = RangeJoinHints.binSize(join.hint)
@@ -101,7 +100,7 @@ private[rangejoin] object BinnedRangeJoin {
     else Union(pairs +: preserved.map(unmatched(join, condition, _, pairs)))
   }
 
-  /** The inner join's pairs, as an equi-join on bins (or two, for overlapping intervals). */
+  /** The inner join's pairs, as an equi-join on bins. */
   private def innerPairs(
       join: Join,
       condition: Expression,
@@ -117,13 +116,8 @@ private[rangejoin] object BinnedRangeJoin {
     } else if (rlo.semanticEquals(rhi)) {
       binned(join, condition, pointIsLeft = false, rlo, lb, la, binSize)
     } else {
-      val (minL, maxL) = (Least(Seq(la, lb)), Greatest(Seq(la, lb)))
-      val (minR, maxR) = (Least(Seq(rlo, rhi)), Greatest(Seq(rlo, rhi)))
-      Union(Seq(
-        binned(join, And(condition, GreaterThanOrEqual(minL, minR)), pointIsLeft = true,
-          minL, minR, maxR, binSize),
-        binned(join, And(condition, GreaterThan(minR, minL)), pointIsLeft = false,
-          minR, minL, maxL, binSize)))
+      overlapping(join, condition, Least(Seq(la, lb)), Greatest(Seq(la, lb)),
+        Least(Seq(rlo, rhi)), Greatest(Seq(rlo, rhi)), binSize)
     }
   }
 
@@ -195,6 +189,76 @@ private[rangejoin] object BinnedRangeJoin {
     val onBins = And(And(EqualTo(pointLevel, intervalLevel), EqualTo(pointBin, intervalBin)), condition)
     val (left, right) = if (pointIsLeft) (points, intervals) else (intervals, points)
     Project(join.output, Join(left, right, Inner, Some(onBins), join.hint))
+  }
+
+  /**
+   * `join` as one equi-join on bins of the intervals `[lLo, lHi]` on the left and `[rLo, rHi]` on
+   * the right, which `condition` implies intersect: both sides are copied to their bins
+   * ([[RangeJoinOverlapBins]]), and a pair is kept only on the one (level, bin) where one copy is on
+   * its own level and one at its first bin (see [[BinGrid]]), before `condition` is evaluated.
+   */
+  private def overlapping(
+      join: Join,
+      condition: Expression,
+      lLo: Expression,
+      lHi: Expression,
+      rLo: Expression,
+      rHi: Expression,
+      binSize: Option[Long]): LogicalPlan = {
+    val grid = ScalarSubquery(overlapGridOf(join.left, lLo, lHi, join.right, rLo, rHi, binSize))
+    val (l, left) = generateCopies(RangeJoinOverlapBins(lLo, lHi, grid, isLeft = true), join.left)
+    val (r, right) = generateCopies(RangeJoinOverlapBins(rLo, rHi, grid, isLeft = false), join.right)
+    val once = And(Or(l(2), r(2)), Or(l(3), r(3)))
+    val onBins = And(And(And(EqualTo(l(0), r(0)), EqualTo(l(1), r(1))), once), condition)
+    Project(join.output, Join(left, right, Inner, Some(onBins), join.hint))
+  }
+
+  private def generateCopies(generator: Generator, child: LogicalPlan): (Seq[Attribute], LogicalPlan) = {
+    val copy = generator.elementSchema.map(f =>
+      AttributeReference(f.name, f.dataType, nullable = false, marked)(): Attribute)
+    (copy, Generate(generator, Nil, outer = false, None, copy, child))
+  }
+
+  /**
+   * The overlap grid as one row over both sides: as [[gridOf]], over the intervals of both, with
+   * each side's levels apart (an interval is copied only to levels the other side uses).
+   */
+  private def overlapGridOf(
+      left: LogicalPlan,
+      lLo: Expression,
+      lHi: Expression,
+      right: LogicalPlan,
+      rLo: Expression,
+      rHi: Expression,
+      binSize: Option[Long]): LogicalPlan = {
+    // One column of both sides' intervals (a level bit, or a span exponent) and which side.
+    def measures(measure: (Expression, Expression) => Expression) = {
+      def side(plan: LogicalPlan, lo: Expression, hi: Expression, isLeft: Boolean) = Project(Seq(
+        Alias(measure(lo, hi), "rangejoin_measure")(),
+        Alias(Literal(isLeft), "rangejoin_is_left")()), plan)
+      val union = Union(side(left, lLo, lHi, isLeft = true), side(right, rLo, rHi, isLeft = false))
+      (union.output.head, union.output(1), union)
+    }
+    def levelsOf(bit: Expression, isLeft: Expression, ofLeft: Boolean) = Alias(BitOrAgg(
+      If(if (ofLeft) isLeft else Not(isLeft), bit, Literal(0L))).toAggregateExpression(),
+      if (ofLeft) "rangejoin_left_levels" else "rangejoin_right_levels")()
+    binSize match {
+      case Some(size) =>
+        val (bit, isLeft, union) = measures(RangeJoinLevelBit(_, _, size))
+        val (l, r) = (levelsOf(bit, isLeft, ofLeft = true), levelsOf(bit, isLeft, ofLeft = false))
+        Project(Seq(Alias(RangeJoinOverlapHintGrid(l.toAttribute, r.toAttribute, size), "rangejoin_grid")()),
+          Aggregate(Nil, Seq(l, r), union))
+      case None =>
+        val (exponent, isLeft, union) = measures(RangeJoinSpanExponent(_, _))
+        val percentile = Alias(
+          new Percentile(exponent, Literal(Percentile)).toAggregateExpression(), "rangejoin_percentile")()
+        val bit = ShiftLeft(Literal(1L), exponent)
+        val (l, r) = (levelsOf(bit, isLeft, ofLeft = true), levelsOf(bit, isLeft, ofLeft = false))
+        Project(
+          Seq(Alias(RangeJoinOverlapDataGrid(percentile.toAttribute, l.toAttribute, r.toAttribute),
+            "rangejoin_grid")()),
+          Aggregate(Nil, Seq(percentile, l, r), union))
+    }
   }
 
   private def generate(generator: Generator, child: LogicalPlan): (Attribute, Attribute, LogicalPlan) = {

@@ -75,4 +75,37 @@ class BinGridSuite extends AnyFunSuite {
       assert(shared == 1, s"[$lo, $hi] point $point base $base")
     }
   }
+
+  /** The copies of `[lo, hi]` in an overlap join: (level, bin) -> (own level, first bin). */
+  private def overlapCopies(lo: Long, hi: Long, base: Long, otherLevels: Long): Map[(Int, Long), (Boolean, Boolean)] = {
+    val own = BinGrid.levelOf(lo, hi, base)
+    BinGrid.overlapLevels(own, otherLevels, base).toSeq.flatMap { level =>
+      val size = BinGrid.sizeAt(base, level)
+      val first = BinGrid.bin(lo, size)
+      val count = (BigInt(BinGrid.bin(hi, size)) - BigInt(first) + 1).toInt
+      assert(count >= 1 && count <= (if (level == own) BinGrid.TopLevelBins else 2), s"[$lo, $hi] level $level")
+      (0 until count).map(i => (level, first + i) -> (level == own, i == 0))
+    }.toMap
+  }
+
+  test("two intersecting intervals share exactly one (level, bin) where one is on its level and one at its first bin") {
+    for (_ <- 0 until 20000; base <- Seq(1L, 5L, 1L << rnd.nextInt(40))) {
+      val (aLo, aHi) = randomInterval()
+      // b starts inside a most of the time, so that most pairs intersect.
+      val (bLo, bHi) = if (rnd.nextInt(4) == 0) randomInterval() else {
+        val start = (BigInt(aLo) + (BigInt(aHi) - BigInt(aLo)) * BigInt(rnd.nextInt(1001)) / 1000).toLong
+        val (lo, hi) = randomInterval()
+        (math.min(start, lo), math.max(start, if (rnd.nextBoolean()) hi else start))
+      }
+      // Each side's levels: its interval's, and others of intervals the test does not draw.
+      def levels(lo: Long, hi: Long) = (1L << BinGrid.levelOf(lo, hi, base)) | (rnd.nextLong() & rnd.nextLong())
+      val (a, b) = (overlapCopies(aLo, aHi, base, levels(bLo, bHi)), overlapCopies(bLo, bHi, base, levels(aLo, aHi)))
+      val shared = a.keySet.intersect(b.keySet).count { key =>
+        val ((aOwn, aFirst), (bOwn, bFirst)) = (a(key), b(key))
+        (aOwn || bOwn) && (aFirst || bFirst)
+      }
+      val intersect = math.max(aLo, bLo) <= math.min(aHi, bHi)
+      if (intersect) assert(shared == 1, s"[$aLo, $aHi] and [$bLo, $bHi] base $base")
+    }
+  }
 }
