@@ -38,7 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 PMJ = "PiecewiseMergeJoin"
 # A join rangejoin runs as Spark's own equi-join on bins shows its bin generators
-# (RangeJoinPointBins, RangeJoinIntervalBins) under it (W12).
+# (RangeJoinPointBins, RangeJoinIntervalBins, RangeJoinOverlapBins) under it (W12).
 BINS = "RangeJoin"
 NESTED_LOOPS = ("CartesianProduct", "BroadcastNestedLoopJoin")
 # The indexes a PiecewiseMergeJoin names in EXPLAIN (see docs/design.md).
@@ -155,10 +155,11 @@ def answer_of(row) -> tuple:
 def join_operator(plan: str) -> Optional[str]:
     """The first join node of an executed plan's text, without the tree's drawing, the
     whole-stage-codegen prefix or the expression ids: e.g. "PiecewiseMergeJoin Inner, BuildRight,
-    IntervalIndex (x >= lo AND x <= hi)"; None if the plan has no join."""
+    IntervalIndex (x >= lo AND x <= hi)" or "CartesianProduct (x >= lo)"; None if the plan has no
+    join."""
     for line in plan.splitlines():
         text = re.sub(r"^[\s:|+-]*(\*\(\d+\)\s*)?", "", line)
-        if re.match(r"\w*Join\b", text):
+        if re.match(r"(\w*Join|CartesianProduct)\b", text):
             return re.sub(r"#\d+L?", "", text).strip()
     return None
 

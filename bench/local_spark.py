@@ -53,5 +53,10 @@ def local_spark(app_name: str, threads: int = 2,
 
 def executed_plan(df: DataFrame) -> str:
     """The final executed plan of ``df`` (call it after an action). With adaptive execution the
-    plan string holds the final plan, then the initial one: only the final one is returned."""
-    return df._jdf.queryExecution().executedPlan().toString().split("== Initial Plan ==")[0]
+    plan's text holds the final plan, then the initial one: only the final one is returned, read
+    from the adaptive node itself (the text cannot be cut at "Initial Plan": a subquery in the final
+    plan, such as a binned join's grid, prints its own final and initial plans inside it)."""
+    plan = df._jdf.queryExecution().executedPlan()
+    if plan.getClass().getSimpleName() == "AdaptiveSparkPlanExec":
+        plan = plan.executedPlan()
+    return plan.toString()

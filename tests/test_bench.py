@@ -5,6 +5,7 @@ The benchmark runs in a subprocess, so it starts a Spark session of its own (the
 shares is not used here). Its data and report go to a temporary directory, never to docs/.
 """
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -57,3 +58,24 @@ def test_bench_completes_at_tiny_scale_with_agreeing_answers(tmp_path):
     assert len(results["targets"]) >= 10
     report = (out / "benchmarks.md").read_text()
     assert "## Results" in report and "Not a full run" in report
+
+
+def test_join_operator_names_the_first_join_and_a_cartesian_product():
+    pytest.importorskip("duckdb")
+    # bench.py imports its neighbours (report, workloads, ...) as top-level modules.
+    sys.path.insert(0, str(REPO_ROOT / "bench"))
+    try:
+        spec = importlib.util.spec_from_file_location("rangejoin_bench", REPO_ROOT / "bench" / "bench.py")
+        bench = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(bench)
+    finally:
+        sys.path.remove(str(REPO_ROOT / "bench"))
+    join_operator = bench.join_operator
+    plan = ("*(3) Project [x#1L]\n"
+            "+- CartesianProduct (x#1L >= lo#2L)\n"
+            "   :- *(1) Scan\n")
+    assert join_operator(plan) == "CartesianProduct (x >= lo)"
+    plan = ("*(5) SortMergeJoin [rangejoin_level#7, rangejoin_bin#8L], [rangejoin_level#9, rangejoin_bin#10L], Inner\n"
+            "+- BroadcastNestedLoopJoin BuildRight, Inner\n")
+    assert join_operator(plan).startswith("SortMergeJoin [rangejoin_level, rangejoin_bin]")
+    assert join_operator("*(1) Project [x#1L]\n+- Scan") is None
