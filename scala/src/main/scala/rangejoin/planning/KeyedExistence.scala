@@ -39,12 +39,21 @@ import rangejoin.expressions.CannotFail
  * anti and existence joins) whose condition is, in any order, equalities (`=`, `<=>`) between an
  * expression of each side plus exactly one `<`, `<=`, `>`, `>=` between an expression of each
  * side, and nothing else. Comparisons keep their operand order, so a left expression is
- * evaluated when Spark evaluates it (see below). `IN` and `NOT IN` subqueries are not rewritten:
- * their equality is NOT IN's null-aware one, which no hash join matches.
+ * evaluated when Spark evaluates it (see below).
+ *
+ * `IN` and `NOT IN` subqueries with such a correlated condition (`p.c NOT IN (SELECT i.c FROM i
+ * WHERE i.y > p.x)`; the equalities may be none) are rewritten the same way, their subquery
+ * columns grouped with the keys and kept first. `IN` and `NOT IN`, NULLs and all, depend only on
+ * which values (tuples, for several columns) the subquery gives a row, and whether it gives any:
+ * a NULL among them makes `NOT IN` NULL, and an empty subquery makes it true even for a NULL
+ * value. The reduced side gives each row exactly the distinct values the original gives it: a
+ * (key, value) group has a row meeting the inequality exactly when its extreme does, and
+ * grouping keeps NULL values as a group of their own. So Spark's own null-aware rewrite of `NOT
+ * IN` answers as before, over one row per distinct value instead of one per subquery row.
  *
  * Errors: the aggregate evaluates the right side's expressions on all its rows, where Spark
  * evaluates them only on the pairs its join finds, so those must not be able to fail
- * ([[CannotFail]]); so must the left side's equality expressions, evaluated by whichever join
+ * ([[CannotFail]]); so must the left side's equality expressions (and an `IN`'s values), evaluated by whichever join
  * Spark plans (a smaller right side may change a sort-merge join into a broadcast hash join,
  * which evaluates them on other rows when a side is empty). The left side's range expression
  * (`2 * p.x`, which overflows under ANSI) may fail: Spark evaluates it in the join condition, on
@@ -81,6 +90,11 @@ private[rangejoin] object KeyedExistence extends Rule[LogicalPlan] with Predicat
             rewrite(joinCond.flatMap(splitConjunctivePredicates), outer, sub).map {
               case (aggregate, conjuncts) => exists.copy(plan = aggregate, joinCond = conjuncts)
             }.getOrElse(exists)
+          case in @ InSubquery(values, query: ListQuery) if query.joinCond.nonEmpty &&
+              values.forall(CannotFail(_)) =>
+            rewrite(query.joinCond.flatMap(splitConjunctivePredicates), outer, query.plan, query.childOutputs).map {
+              case (aggregate, conjuncts) => in.copy(query = query.copy(plan = aggregate, joinCond = conjuncts))
+            }.getOrElse(in)
         }
     }
   }
@@ -101,13 +115,18 @@ private[rangejoin] object KeyedExistence extends Rule[LogicalPlan] with Predicat
 
   /**
    * The right side reduced to one row per key with its extreme range key, and the conjuncts over
-   * it; None where the rewrite would not be exact or does not apply.
+   * it; None where the rewrite would not be exact or does not apply. An `IN` subquery's columns
+   * (`inColumns`) are keys too, kept first in the reduced side's output, where `IN` reads them.
    */
   private def rewrite(
       conjuncts: Seq[Expression],
       leftOutput: AttributeSet,
-      right: LogicalPlan): Option[(LogicalPlan, Seq[Expression])] = {
+      right: LogicalPlan,
+      inColumns: Seq[Attribute] = Nil): Option[(LogicalPlan, Seq[Expression])] = {
     if (right.exists(made) || right.exists(_.isInstanceOf[DomainJoin])) return None
+    if (AttributeSet(inColumns).size != inColumns.size || !inColumns.forall(a => groupable(a.dataType))) {
+      return None
+    }
     val compared = conjuncts.map(comparison(_, leftOutput, right.outputSet))
     if (compared.exists(_.isEmpty)) return None
     val (equalities, ranges) = compared.flatten.partition(_.conjunct match {
@@ -115,11 +134,11 @@ private[rangejoin] object KeyedExistence extends Rule[LogicalPlan] with Predicat
       case _ => false
     })
     ranges match {
-      case Seq(range) if equalities.nonEmpty &&
+      case Seq(range) if (equalities.nonEmpty || inColumns.nonEmpty) &&
           equalities.forall(e => groupable(e.rightOperand.dataType) && CannotFail(e.leftOperand)) &&
           ordered(range.rightOperand.dataType) &&
           compared.flatten.forall(c => CannotFail(c.rightOperand)) =>
-        val keys = equalities.map(_.rightOperand).foldLeft(Seq.empty[Expression]) { (seen, k) =>
+        val keys = (inColumns ++ equalities.map(_.rightOperand)).foldLeft(Seq.empty[Expression]) { (seen, k) =>
           if (seen.exists(_.semanticEquals(k))) seen else seen :+ k
         }
         val keyColumns: Seq[NamedExpression] = keys.map {

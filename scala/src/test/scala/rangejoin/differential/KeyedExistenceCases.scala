@@ -142,7 +142,15 @@ object KeyedExistenceCases {
     Form("<=> EXISTS", (p, i, r) => exists(p, i, s"i.c <=> p.c AND $r")),
     Form("two keys NOT EXISTS", (p, i, r) => notExists(p, i, s"i.c = p.c AND $r AND p.n <=> i.n")),
     Form("expression keys EXISTS", (p, i, r) =>
-      exists(p, i, s"coalesce(i.c, 'c1') = coalesce(p.c, 'c2') AND $r AND i.n % 2 = CAST(p.n AS BIGINT)")))
+      exists(p, i, s"coalesce(i.c, 'c1') = coalesce(p.c, 'c2') AND $r AND i.n % 2 = CAST(p.n AS BIGINT)")),
+    Form("NOT IN", (p, i, r) => s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM $i i WHERE $r)"),
+    Form("IN", (p, i, r) => s"SELECT * FROM $p p WHERE p.c IN (SELECT i.c FROM $i i WHERE $r)"),
+    Form("keyed NOT IN", (p, i, r) => s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM $i i WHERE i.n = p.n AND $r)"),
+    Form("two-column NOT IN", (p, i, r) => s"SELECT * FROM $p p WHERE (p.c, p.n) NOT IN (SELECT i.c, i.n FROM $i i WHERE $r)"),
+    Form("NOT IN OR", (p, i, r) =>
+      s"SELECT p.*, p.n = 1 OR p.c NOT IN (SELECT i.c FROM $i i WHERE $r) AS e FROM $p p"))
+
+  private def form(name: String): Form = forms.find(_.name == name).get
 
   private def range(op: String, rightFirst: Boolean) = if (rightFirst) s"i.y $op p.x" else s"p.x $op i.y"
 
@@ -162,7 +170,7 @@ object KeyedExistenceCases {
     ((p, i), j) <- Seq(("P_" + t.name, s"I_${t.name}_empty"), ("P_" + t.name, s"I_${t.name}_one"),
       (s"P_${t.name}_empty", "I_" + t.name), ("P_" + t.name, s"I_${t.name}_nulls")).zipWithIndex
   } yield {
-    val f = forms((k + j) % 2)
+    val f = Seq(forms(0), forms(1), form("NOT IN"))((k + j) % 3)
     val r = range(ops((k + j) % 4), rightFirst = k % 2 == 1)
     KeyedCase(s"${t.name} ${f.name} $p x $i $r", f.sql(p, i, r), rewrite = true)
   }
@@ -174,7 +182,7 @@ object KeyedExistenceCases {
     val ansi = for {
       g <- scenarios
       (cond, order) <- Seq(("i.y > 2 * p.x", "right first"), ("2 * p.x < i.y", "left first"))
-      f <- Seq(forms(0), forms(1))
+      f <- Seq(forms(0), forms(1), form("NOT IN"))
     } yield KeyedCase(s"overflow $g ${f.name} $order", f.sql(points(g), "I_ovf", cond), rewrite = true)
     val noAnsi = scenarios.map { g =>
       KeyedCase(s"overflow $g ${forms(4).name} ANSI off", forms(4).sql(points(g), "I_ovf", "2 * p.x < i.y"),
@@ -184,8 +192,8 @@ object KeyedExistenceCases {
   }
 
   /** Collated keys, equality and range: UTF8_LCASE orders and groups case-insensitively. */
-  def collated: Seq[KeyedCase] = ops.zipWithIndex.map { case (op, k) =>
-    val f = Seq(forms(0), forms(1), forms(5), forms(4))(k)
+  def collated: Seq[KeyedCase] = (ops :+ "<").zipWithIndex.map { case (op, k) =>
+    val f = Seq(forms(0), forms(1), forms(5), forms(4), form("NOT IN"))(k)
     // Before the rule sees an explicit join, Spark has turned its collated equality into one of
     // collationkey(...) values, a function rangejoin does not know cannot fail: declined. An
     // EXISTS subquery's correlated condition still has the collated equality itself.
@@ -193,19 +201,41 @@ object KeyedExistenceCases {
       rewrite = f.name != "LEFT ANTI JOIN")
   }
 
+  /** `IN` and `NOT IN` where NULLs decide: on the subquery side, on the left, or an empty subquery. */
+  def subqueries: Seq[KeyedCase] = {
+    val (p, i) = ("P_bigint", "I_bigint")
+    Seq(
+      KeyedCase("NOT IN, empty subquery side",
+        s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM ${i}_empty i WHERE i.y > p.x)", true),
+      KeyedCase("NOT IN, NULL keys on the left only",
+        s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM $i i WHERE i.y >= p.x AND i.c IS NOT NULL)", true),
+      KeyedCase("NOT IN in an OR",
+        s"SELECT * FROM $p p WHERE p.n = 1 OR p.c NOT IN (SELECT i.c FROM $i i WHERE i.y <= p.x)", true),
+      KeyedCase("NOT IN, the range key also the value",
+        s"SELECT * FROM $p p WHERE p.x NOT IN (SELECT i.y FROM $i i WHERE i.y > p.x - 2)", true),
+      KeyedCase("NOT IN, the value also a correlated key",
+        s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM $i i WHERE i.c <=> p.c AND i.y < p.x)", true),
+      KeyedCase("NOT IN, all range keys NULL",
+        s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM ${i}_nulls i WHERE i.y < p.x)", true),
+      KeyedCase("NOT IN, NULL values only",
+        s"SELECT * FROM $p p WHERE p.n NOT IN (SELECT CAST(NULL AS INT) AS n FROM $i i WHERE i.y < p.x)", true),
+      KeyedCase("IN over an expression", s"SELECT * FROM $p p WHERE coalesce(p.n, 1) IN (SELECT i.n FROM $i i WHERE i.y < p.x)", true),
+      KeyedCase("NOT IN, AQE off", s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM $i i WHERE p.x >= i.y)", true,
+        Seq("spark.sql.adaptive.enabled" -> "false")))
+  }
+
   /** Shapes the rewrite must leave to Spark, each with stock Spark's answer. */
   def declined: Seq[KeyedCase] = {
     val p = "P_bigint"
     val i = "I_bigint"
     Seq(
-      KeyedCase("NOT IN", s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM $i i WHERE i.y > p.x)", false),
-      KeyedCase("NOT IN, empty subquery side",
-        s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM ${i}_empty i WHERE i.y > p.x)", false),
-      KeyedCase("NOT IN, NULL keys on the left only",
-        s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM $i i WHERE i.y >= p.x AND i.c IS NOT NULL)", false),
-      KeyedCase("NOT IN in an OR",
-        s"SELECT * FROM $p p WHERE p.n = 1 OR p.c NOT IN (SELECT i.c FROM $i i WHERE i.y <= p.x)", false),
-      KeyedCase("IN", s"SELECT * FROM $p p WHERE p.c IN (SELECT i.c FROM $i i WHERE i.y < p.x)", false),
+      KeyedCase("NOT IN, a value that may fail",
+        s"SELECT * FROM $p p WHERE upper(p.c) NOT IN (SELECT i.c FROM $i i WHERE i.y > p.x)", false),
+      KeyedCase("NOT IN, not correlated", s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM $i i WHERE i.y > 0)", false),
+      KeyedCase("NOT IN, two inequalities",
+        s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM $i i WHERE i.y > p.x AND i.y < p.x + 5)", false),
+      KeyedCase("IN, a residual",
+        s"SELECT * FROM $p p WHERE p.c IN (SELECT i.c FROM $i i WHERE i.y > p.x AND i.n + p.n <> 2)", false),
       KeyedCase("a residual", exists(p, i, "i.c = p.c AND i.y > p.x AND i.n + p.n <> 2"), false),
       KeyedCase("two inequalities", exists(p, i, "i.c = p.c AND i.y > p.x AND i.y < p.x + 5"), false),
       KeyedCase("no equality (the fast path's)", exists(p, i, "i.y > p.x"), false),

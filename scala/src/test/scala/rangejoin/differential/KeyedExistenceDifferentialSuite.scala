@@ -49,7 +49,8 @@ object KeyedExistenceSuites {
     d
   }
   val all: Seq[KeyedCase] = KeyedExistenceCases.main ++ KeyedExistenceCases.edges ++
-    KeyedExistenceCases.overflow ++ KeyedExistenceCases.collated ++ KeyedExistenceCases.declined
+    KeyedExistenceCases.overflow ++ KeyedExistenceCases.collated ++ KeyedExistenceCases.subqueries ++
+    KeyedExistenceCases.declined
   def every(n: Int, offset: Int): Seq[KeyedCase] = all.indices.filter(_ % n == offset).map(all)
 }
 
