@@ -228,25 +228,63 @@ private[rangejoin] case class RangeJoinHintGrid(child: Expression, binSize: Long
 }
 
 /**
- * An overlap join's grid chosen from both sides' intervals: base size 2^p for `p` from the given
- * percentile of all their span exponents, and the levels each side's exponents fall on over it.
+ * An overlap join's grid chosen from both sides' intervals: base size 2^q for `q` from the given
+ * percentile of all their span exponents, widened by the sides' counts, mean lengths and key
+ * range ([[BinGrid.overlapBaseExponent]]), and the levels each side's exponents fall on over it.
+ * Children: percentile, left and right exponent masks, left and right interval counts, left and
+ * right summed lengths, smallest start, largest end. NULL when the percentile or a mask is (a
+ * side without intervals: nothing matches).
  */
-private[rangejoin] case class RangeJoinOverlapDataGrid(first: Expression, second: Expression, third: Expression)
-  extends TernaryExpression with CodegenFallback {
+private[rangejoin] case class RangeJoinOverlapDataGrid(children: Seq[Expression])
+  extends Expression with CodegenFallback {
 
   override def dataType: DataType = BinKeys.OverlapGridType
   override def nullable: Boolean = true
   override def prettyName: String = "RangeJoinOverlapDataGrid"
 
-  override protected def nullSafeEval(percentile: Any, leftExponents: Any, rightExponents: Any): Any = {
-    val p = BinGrid.baseExponent(Some(percentile.asInstanceOf[Double]))
-    BinKeys.overlapGrid(1L << p,
-      BinGrid.levelMaskOfExponents(leftExponents.asInstanceOf[Long], p),
-      BinGrid.levelMaskOfExponents(rightExponents.asInstanceOf[Long], p))
+  override def eval(input: InternalRow): Any = {
+    val v = children.map(_.eval(input))
+    if (v.take(3).contains(null)) return null
+    def long(i: Int) = if (v(i) == null) 0L else v(i).asInstanceOf[Long]
+    def double(i: Int) = if (v(i) == null) Double.NaN else v(i).asInstanceOf[Double]
+    val domain = if (v(7) == null || v(8) == null) Double.NaN else long(8).toDouble - long(7).toDouble
+    val p = BinGrid.baseExponent(Some(v(0).asInstanceOf[Double]))
+    val q = BinGrid.overlapBaseExponent(p, long(3), long(4), double(5), double(6), domain)
+    BinKeys.overlapGrid(1L << q,
+      BinGrid.levelMaskOfExponents(v(1).asInstanceOf[Long], q),
+      BinGrid.levelMaskOfExponents(v(2).asInstanceOf[Long], q))
   }
 
-  override protected def withNewChildrenInternal(a: Expression, b: Expression, c: Expression)
-      : RangeJoinOverlapDataGrid = copy(first = a, second = b, third = c)
+  override protected def withNewChildrenInternal(c: IndexedSeq[Expression]): RangeJoinOverlapDataGrid =
+    copy(children = c)
+}
+
+/** `hi - lo` in floating point (no overflow); NULL for a NULL bound or an inverted interval. */
+private[rangejoin] case class RangeJoinSpanLength(left: Expression, right: Expression)
+  extends BinaryExpression with CodegenFallback {
+
+  override def dataType: DataType = DoubleType
+  override def nullable: Boolean = true
+  override def prettyName: String = "RangeJoinSpanLength"
+
+  override protected def nullSafeEval(lo: Any, hi: Any): Any = {
+    val (from, to) = (BinKeys.asLong(lo), BinKeys.asLong(hi))
+    if (from > to) null else to.toDouble - from.toDouble
+  }
+
+  override protected def withNewChildrenInternal(l: Expression, r: Expression): RangeJoinSpanLength =
+    copy(left = l, right = r)
+}
+
+/** A bin key ([[BinKeys]]) as the long it bins as. */
+private[rangejoin] case class RangeJoinKeyAsLong(child: Expression) extends UnaryExpression with CodegenFallback {
+
+  override def dataType: DataType = LongType
+  override def prettyName: String = "RangeJoinKeyAsLong"
+
+  override protected def nullSafeEval(value: Any): Any = BinKeys.asLong(value)
+
+  override protected def withNewChildInternal(c: Expression): RangeJoinKeyAsLong = copy(child = c)
 }
 
 /** An overlap join's grid of a bin size given by a hint, with the levels each side's intervals are on. */

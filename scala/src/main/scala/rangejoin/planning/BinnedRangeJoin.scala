@@ -2,7 +2,7 @@ package rangejoin.planning
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.catalyst.expressions.aggregate.{BitOrAgg, Percentile}
+import org.apache.spark.sql.catalyst.expressions.aggregate.{BitOrAgg, Count, Max, Min, Percentile, Sum}
 import org.apache.spark.sql.catalyst.plans.{FullOuter, Inner, InnerLike, LeftAnti, LeftOuter, RightOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Generate, Join, JoinHint, LogicalPlan, Project, Union}
 import org.apache.spark.sql.catalyst.rules.Rule
@@ -249,15 +249,39 @@ private[rangejoin] object BinnedRangeJoin {
         Project(Seq(Alias(RangeJoinOverlapHintGrid(l.toAttribute, r.toAttribute, size), "rangejoin_grid")()),
           Aggregate(Nil, Seq(l, r), union))
       case None =>
-        val (exponent, isLeft, union) = measures(RangeJoinSpanExponent(_, _))
-        val percentile = Alias(
-          new Percentile(exponent, Literal(Percentile)).toAggregateExpression(), "rangejoin_percentile")()
+        // First per (exponent, side), so that the global aggregate (the percentile, weighted by
+        // count) reads a few dozen rows, not every interval: count, summed length, key range.
+        def side(plan: LogicalPlan, lo: Expression, hi: Expression, isLeft: Boolean) = Project(Seq(
+          Alias(RangeJoinSpanExponent(lo, hi), "rangejoin_measure")(),
+          Alias(Literal(isLeft), "rangejoin_is_left")(),
+          Alias(RangeJoinSpanLength(lo, hi), "rangejoin_length")(),
+          Alias(If(IsNull(RangeJoinSpanLength(lo, hi)), Literal(null, LongType), RangeJoinKeyAsLong(lo)),
+            "rangejoin_start")(),
+          Alias(If(IsNull(RangeJoinSpanLength(lo, hi)), Literal(null, LongType), RangeJoinKeyAsLong(hi)),
+            "rangejoin_end")()), plan)
+        val union = Union(side(left, lLo, lHi, isLeft = true), side(right, rLo, rHi, isLeft = false))
+        val Seq(exponent, isLeft, length, start, end) = union.output
+        def agg(f: Expression, name: String) = Alias(f, name)()
+        val count = agg(Count(exponent).toAggregateExpression(), "rangejoin_count")
+        val summed = agg(Sum(length).toAggregateExpression(), "rangejoin_summed")
+        val first = agg(Min(start).toAggregateExpression(), "rangejoin_first_start")
+        val last = agg(Max(end).toAggregateExpression(), "rangejoin_last_end")
+        val grouped = Aggregate(Seq(exponent, isLeft), Seq(exponent, isLeft, count, summed, first, last), union)
+        def of(ofLeft: Boolean, e: Expression, zero: Expression) =
+          If(if (ofLeft) isLeft else Not(isLeft), e, zero)
+        val percentile = agg(new Percentile(exponent, Literal(Percentile), count.toAttribute).toAggregateExpression(),
+          "rangejoin_percentile")
         val bit = ShiftLeft(Literal(1L), exponent)
         val (l, r) = (levelsOf(bit, isLeft, ofLeft = true), levelsOf(bit, isLeft, ofLeft = false))
+        val stats = for (ofLeft <- Seq(true, false)) yield (
+          agg(Sum(of(ofLeft, count.toAttribute, Literal(0L))).toAggregateExpression(), s"rangejoin_n_$ofLeft"),
+          agg(Sum(of(ofLeft, summed.toAttribute, Literal(0.0))).toAggregateExpression(), s"rangejoin_len_$ofLeft"))
+        val lowest = agg(Min(first.toAttribute).toAggregateExpression(), "rangejoin_lowest")
+        val highest = agg(Max(last.toAttribute).toAggregateExpression(), "rangejoin_highest")
+        val columns = Seq(percentile, l, r, stats(0)._1, stats(1)._1, stats(0)._2, stats(1)._2, lowest, highest)
         Project(
-          Seq(Alias(RangeJoinOverlapDataGrid(percentile.toAttribute, l.toAttribute, r.toAttribute),
-            "rangejoin_grid")()),
-          Aggregate(Nil, Seq(percentile, l, r), union))
+          Seq(Alias(RangeJoinOverlapDataGrid(columns.map(_.toAttribute)), "rangejoin_grid")()),
+          Aggregate(Nil, columns, grouped))
     }
   }
 

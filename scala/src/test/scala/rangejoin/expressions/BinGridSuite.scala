@@ -108,4 +108,24 @@ class BinGridSuite extends AnyFunSuite {
       if (intersect) assert(shared == 1, s"[$aLo, $aHi] and [$bLo, $bHi] base $base")
     }
   }
+
+  test("an overlap join's bins widen by the sides' counts, lengths and key range, within bounds") {
+    // W12's overlap: 2M and 200K intervals of 50 over 2 x 10^7: B = sqrt(64 * 5500 + 2500) ~ 595.
+    assert(BinGrid.overlapBaseExponent(7, 2000000, 200000, 50.0 * 2000000, 50.0 * 200000, 2e7) == 10)
+    // Dense keys: no wider than the lengths ask.
+    assert(BinGrid.overlapBaseExponent(7, 2000000, 200000, 50.0 * 2000000, 50.0 * 200000, 1e4) == 7)
+    // Sparse keys: at most MaxWiden more.
+    assert(BinGrid.overlapBaseExponent(7, 10, 10, 500.0, 500.0, 1e15) == 7 + BinGrid.MaxWiden)
+    assert(BinGrid.overlapBaseExponent(59, 10, 10, 4e19, 4e19, 1.8e19) == 60) // never past the top
+    // Nothing to go by: the length-based exponent.
+    for ((nA, nB, domain) <- Seq((0L, 5L, 1e6), (5L, 0L, 1e6), (5L, 5L, 0.0), (5L, 5L, Double.NaN)))
+      assert(BinGrid.overlapBaseExponent(3, nA, nB, 10.0, 10.0, domain) == 3)
+    assert(BinGrid.overlapBaseExponent(3, 5, 5, Double.NaN, 10.0, 1e6) == 3)
+    for (_ <- 0 until 10000) {
+      val p = rnd.nextInt(61)
+      val q = BinGrid.overlapBaseExponent(p, 1L + rnd.nextInt(1 << 20), 1L + rnd.nextInt(1 << 20),
+        rnd.nextDouble() * 1e18, rnd.nextDouble() * 1e18, rnd.nextDouble() * 1.8e19)
+      assert(q >= p && q <= math.max(p, math.min(p + BinGrid.MaxWiden, 60)), s"p $p: $q")
+    }
+  }
 }
