@@ -13,6 +13,18 @@ val sparkVersion = "4.3.0"
 // Maven Central has; they run against the 4.3.0 runtime above.
 val sparkTestJarsVersion = "4.2.0"
 
+/** The suites the second forked test JVM runs (see `Test / testGrouping`). */
+def secondTestGroup(suite: String): Boolean = Set(
+  "rangejoin.differential.FileScanDifferentialSuite",
+  "rangejoin.spark.SubquerySuite",
+  "rangejoin.features.FastPathSuite",
+  "rangejoin.differential.DistributedDifferentialSuite",
+  "rangejoin.differential.BandDistributedDifferentialSuite",
+  "rangejoin.features.CodegenSuite",
+  "rangejoin.differential.KeyedExistenceDistributedSuite",
+  "rangejoin.differential.BinnedDistributedSuite",
+  "rangejoin.differential.KeyedDistributedDifferentialSuite").contains(suite)
+
 lazy val projectVersion: String = {
   val versionFile = file("python/rangejoin/_version.py")
   val Version = """__version__\s*=\s*"([^"]+)"""".r
@@ -115,7 +127,24 @@ lazy val root = (project in file("."))
     }.taskValue,
 
     Test / fork := true,
-    Test / parallelExecution := false,
+    // Groups of suites (below) in parallel, each group's suites one after another in its JVM.
+    Test / parallelExecution := true,
+    Test / testForkedParallel := false,
+    // Two test JVMs side by side: suites spend much of their time waiting (planning, task
+    // scheduling, local-cluster executors, file writes), and one JVM holds one SparkContext at a
+    // time. The second group is the heaviest suites, about half the total time as measured by a
+    // full run's test reports (target/test-reports); every other suite is in the first.
+    Test / testGrouping := {
+      val options = (Test / forkOptions).value
+      val (second, first) = (Test / definedTests).value.partition(t => secondTestGroup(t.name))
+      Seq("first" -> first, "second" -> second).filter(_._2.nonEmpty).map { case (name, tests) =>
+        Tests.Group(name, tests, Tests.SubProcess(options))
+      }
+    },
+    Global / concurrentRestrictions := Seq(
+      Tags.limitAll(math.max(2, java.lang.Runtime.getRuntime.availableProcessors)),
+      Tags.limit(Tags.ForkedTestGroup, 2),
+      Tags.exclusiveGroup(Tags.Clean)),
     Test / javaOptions ++= sparkJavaOptions ++ Seq(
       "-Xmx4g", "-XX:+UseParallelGC",
       "-Dspark.testing=true",
