@@ -13,6 +13,12 @@ import rangejoin.RangeJoinConf
  */
 private[rangejoin] object BufferedSide extends JoinSelectionHelper {
 
+  /** Whether `plan` is small enough to buffer, by rangejoin's threshold or else Spark's. */
+  def fits(plan: LogicalPlan, conf: SQLConf): Boolean = RangeJoinConf.broadcastThreshold(conf) match {
+    case None => canBroadcastBySize(plan, conf) // Spark's threshold, adaptive one included
+    case Some(bytes) => plan.stats.sizeInBytes >= 0 && plan.stats.sizeInBytes <= bytes
+  }
+
   /** BroadcastNestedLoopJoin's build side, as JoinSelection picks it; None where it would not broadcast. */
   def of(join: Join, conf: SQLConf): Option[BuildSide] = {
     val Join(left, right, joinType, _, hint) = join
@@ -25,11 +31,7 @@ private[rangejoin] object BufferedSide extends JoinSelectionHelper {
       else if (buildLeft) Some(BuildLeft)
       else if (buildRight) Some(BuildRight)
       else None
-    val threshold = RangeJoinConf.broadcastThreshold(conf)
-    def small(plan: LogicalPlan) = threshold match {
-      case None => canBroadcastBySize(plan, conf) // Spark's threshold, adaptive one included
-      case Some(bytes) => plan.stats.sizeInBytes >= 0 && plan.stats.sizeInBytes <= bytes
-    }
+    def small(plan: LogicalPlan) = fits(plan, conf)
     def bySize = either(
       small(left) && !hintToNotBroadcastAndReplicateLeft(hint),
       small(right) && !hintToNotBroadcastAndReplicateRight(hint))

@@ -5,6 +5,7 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.{Max, Min}
 import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, LeftAnti, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, DomainJoin, Join, LogicalPlan}
 import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.catalyst.util.UnsafeRowUtils
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types._
 
@@ -85,16 +86,23 @@ private[rangejoin] object KeyedExistence extends Rule[LogicalPlan] with Predicat
         }.getOrElse(join)
       case node =>
         val outer = AttributeSet(node.children.flatMap(_.output))
-        node.transformExpressionsUp {
+        def inSubquery(in: InSubquery, nullAware: Boolean): InSubquery = in match {
+          case InSubquery(values, query: ListQuery) if query.joinCond.nonEmpty && values.forall(CannotFail(_)) =>
+            rewrite(query.joinCond.flatMap(splitConjunctivePredicates), outer, query.plan, query.childOutputs,
+                inValues = if (nullAware) None else Some(values)).map {
+              case (aggregate, conjuncts) => in.copy(query = query.copy(plan = aggregate, joinCond = conjuncts))
+            }.getOrElse(in)
+          case _ => in
+        }
+        // Down, so that NOT IN (null-aware: no join key) is told from IN before its InSubquery is
+        // reached; a rewritten subquery is never rewritten again.
+        node.transformExpressionsDown {
           case exists @ Exists(sub, _, _, joinCond, _) if joinCond.nonEmpty =>
             rewrite(joinCond.flatMap(splitConjunctivePredicates), outer, sub).map {
               case (aggregate, conjuncts) => exists.copy(plan = aggregate, joinCond = conjuncts)
             }.getOrElse(exists)
-          case in @ InSubquery(values, query: ListQuery) if query.joinCond.nonEmpty &&
-              values.forall(CannotFail(_)) =>
-            rewrite(query.joinCond.flatMap(splitConjunctivePredicates), outer, query.plan, query.childOutputs).map {
-              case (aggregate, conjuncts) => in.copy(query = query.copy(plan = aggregate, joinCond = conjuncts))
-            }.getOrElse(in)
+          case Not(in: InSubquery) => Not(inSubquery(in, nullAware = true))
+          case in: InSubquery => inSubquery(in, nullAware = false)
         }
     }
   }
@@ -122,7 +130,8 @@ private[rangejoin] object KeyedExistence extends Rule[LogicalPlan] with Predicat
       conjuncts: Seq[Expression],
       leftOutput: AttributeSet,
       right: LogicalPlan,
-      inColumns: Seq[Attribute] = Nil): Option[(LogicalPlan, Seq[Expression])] = {
+      inColumns: Seq[Attribute] = Nil,
+      inValues: Option[Seq[Expression]] = Some(Nil)): Option[(LogicalPlan, Seq[Expression])] = {
     if (right.exists(made) || right.exists(_.isInstanceOf[DomainJoin])) return None
     if (AttributeSet(inColumns).size != inColumns.size || !inColumns.forall(a => groupable(a.dataType))) {
       return None
@@ -137,7 +146,8 @@ private[rangejoin] object KeyedExistence extends Rule[LogicalPlan] with Predicat
       case Seq(range) if (equalities.nonEmpty || inColumns.nonEmpty) &&
           equalities.forall(e => groupable(e.rightOperand.dataType) && CannotFail(e.leftOperand)) &&
           ordered(range.rightOperand.dataType) &&
-          compared.flatten.forall(c => CannotFail(c.rightOperand)) =>
+          compared.flatten.forall(c => CannotFail(c.rightOperand)) &&
+          !perKeyIndexTakes(compared.flatten, right, inColumns, inValues) =>
         val keys = (inColumns ++ equalities.map(_.rightOperand)).foldLeft(Seq.empty[Expression]) { (seen, k) =>
           if (seen.exists(_.semanticEquals(k))) seen else seen :+ k
         }
@@ -156,6 +166,26 @@ private[rangejoin] object KeyedExistence extends Rule[LogicalPlan] with Predicat
         Some((aggregate, rewritten))
       case _ => None
     }
+  }
+
+  /**
+   * Whether rangejoin's strategy will run the join itself with a per-key index, which costs about
+   * what Spark's hash join costs even where every key is unique, so the aggregate, a pass (and a
+   * shuffle) more over the subquery side, is only a cost: the subquery side fits rangejoin's
+   * buffer, equality keys are on, and every key, equality and range, of either side cannot fail
+   * and compares by its bytes (see RangeJoinStrategy). NOT IN (`inValues` None) is always
+   * rewritten: its null-aware equality is no join key. Where the index does not take the join
+   * (a side too large, or `2 * p.x` under ANSI), the rewrite is what makes it fast.
+   */
+  private def perKeyIndexTakes(
+      compared: Seq[Comparison],
+      right: LogicalPlan,
+      inColumns: Seq[Attribute],
+      inValues: Option[Seq[Expression]]): Boolean = inValues.exists { values =>
+    val conf = SQLConf.get
+    val keys = compared.flatMap(c => Seq(c.leftOperand, c.rightOperand)) ++ values ++ inColumns
+    RangeJoinConf.equalityKeys(conf) && BufferedSide.fits(right, conf) &&
+      keys.forall(k => CannotFail(k) && UnsafeRowUtils.isBinaryStable(k.dataType))
   }
 
   /** A comparison between an expression of each side that the rewrite can carry, or None. */

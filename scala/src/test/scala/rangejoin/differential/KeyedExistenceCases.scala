@@ -224,6 +224,30 @@ object KeyedExistenceCases {
         Seq("spark.sql.adaptive.enabled" -> "false")))
   }
 
+  /**
+   * A subquery side rangejoin can buffer: the rewrite leaves the join to the per-key index where
+   * every key cannot fail, and rewrites it where one may (`2 * p.x` under ANSI) and for NOT IN.
+   */
+  def perKeyIndex: Seq[KeyedCase] = {
+    val (p, i) = ("P_bigint", "I_bigint")
+    val buffered = Seq(RangeJoinConf.BroadcastThreshold -> "10m")
+    Seq(
+      KeyedCase("buffered: EXISTS", exists(p, i, "i.c = p.c AND i.y > p.x"), false, buffered),
+      KeyedCase("buffered: NOT EXISTS", notExists(p, i, "p.x <= i.y AND i.c <=> p.c"), false, buffered),
+      KeyedCase("buffered: LEFT ANTI JOIN", s"SELECT * FROM $p p LEFT ANTI JOIN $i i ON i.c = p.c AND p.x < i.y",
+        false, buffered),
+      KeyedCase("buffered: IN", s"SELECT * FROM $p p WHERE p.c IN (SELECT i.c FROM $i i WHERE i.y < p.x)", false, buffered),
+      KeyedCase("buffered: EXISTS OR", forms(2).sql(p, i, "p.x < i.y"), false, buffered),
+      KeyedCase("buffered: a left range key that may fail", exists(p, i, "i.c = p.c AND i.y > 2 * p.x"), true, buffered),
+      KeyedCase("buffered: NOT IN", s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM $i i WHERE i.y < p.x)",
+        true, buffered),
+      KeyedCase("buffered: NOT IN in an OR",
+        s"SELECT * FROM $p p WHERE p.n = 1 OR p.c NOT IN (SELECT i.c FROM $i i WHERE i.y <= p.x)", true, buffered),
+      KeyedCase("buffered: equality keys off", exists(p, i, "i.c = p.c AND i.y > p.x"), true,
+        buffered :+ (RangeJoinConf.EqualityKeys -> "false")),
+      KeyedCase("buffered: collated key", exists("P_lcase", "I_lcase", "i.c = p.c AND p.x < i.y"), true, buffered))
+  }
+
   /** Shapes the rewrite must leave to Spark, each with stock Spark's answer. */
   def declined: Seq[KeyedCase] = {
     val p = "P_bigint"

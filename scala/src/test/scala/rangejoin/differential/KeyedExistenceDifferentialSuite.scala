@@ -20,7 +20,9 @@ final class KeyedExistenceRunner(spark: SparkSession) {
   var bothRaised = 0
 
   def check(c: KeyedCase, extra: Seq[(String, String)] = Nil): Unit = {
-    val conf = extra ++ c.conf
+    // Sides too large for rangejoin to buffer, unless a case says otherwise: small ones go to
+    // the per-key index where it can take them (perKeyIndex's cases).
+    val conf = Seq(RangeJoinConf.BroadcastThreshold -> "-1") ++ extra ++ c.conf
     val (stockPlan, stock, _) = Differential.run(spark, c.sql, conf :+ (RangeJoinConf.Enabled -> "false"))
     val (ourPlan, ours, _) = Differential.run(spark, c.sql, conf :+ (RangeJoinConf.Enabled -> "true"))
     def describe = s"$c\n  query: ${c.sql}\n  stock plan:\n$stockPlan\n  rangejoin plan:\n$ourPlan"
@@ -50,6 +52,7 @@ object KeyedExistenceSuites {
   }
   val all: Seq[KeyedCase] = KeyedExistenceCases.main ++ KeyedExistenceCases.edges ++
     KeyedExistenceCases.overflow ++ KeyedExistenceCases.collated ++ KeyedExistenceCases.subqueries ++
+    KeyedExistenceCases.perKeyIndex ++
     KeyedExistenceCases.declined
   def every(n: Int, offset: Int): Seq[KeyedCase] = all.indices.filter(_ % n == offset).map(all)
 }
