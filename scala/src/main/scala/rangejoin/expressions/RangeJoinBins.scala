@@ -57,13 +57,19 @@ private[rangejoin] object BinKeys {
   private[expressions] def baseOf(grid: InternalRow): Long = math.max(1L, grid.getLong(0))
 }
 
-/** (level, bin) for every bin of the interval `[lo, hi]` on its level. */
-private[rangejoin] case class RangeJoinIntervalBins(lo: Expression, hi: Expression, grid: Expression)
-  extends Expression with Generator with CodegenFallback {
+/**
+ * A generator of the bins of an interval `[lo, hi]` over a grid: reads the row's interval and the
+ * grid, and gives no bins for a NULL bound, a NULL grid or an inverted interval.
+ */
+private[rangejoin] trait IntervalBinsGenerator extends Generator with CodegenFallback {
+  def lo: Expression
+  def hi: Expression
+  def grid: Expression
 
   override def children: Seq[Expression] = Seq(lo, hi, grid)
-  override def elementSchema: StructType = BinKeys.BinSchema
-  override def prettyName: String = "RangeJoinIntervalBins"
+
+  /** The bins of `[from, to]` (from <= to) over `grid`. */
+  protected def bins(from: Long, to: Long, grid: InternalRow): IterableOnce[InternalRow]
 
   override def eval(input: InternalRow): IterableOnce[InternalRow] = {
     val l = lo.eval(input)
@@ -71,7 +77,18 @@ private[rangejoin] case class RangeJoinIntervalBins(lo: Expression, hi: Expressi
     val g = if (h == null) null else grid.eval(input).asInstanceOf[InternalRow]
     if (g == null) return Iterator.empty
     val (from, to) = (BinKeys.asLong(l), BinKeys.asLong(h))
-    if (from > to) return Iterator.empty
+    if (from > to) Iterator.empty else bins(from, to, g)
+  }
+}
+
+/** (level, bin) for every bin of the interval `[lo, hi]` on its level. */
+private[rangejoin] case class RangeJoinIntervalBins(lo: Expression, hi: Expression, grid: Expression)
+  extends Expression with IntervalBinsGenerator {
+
+  override def elementSchema: StructType = BinKeys.BinSchema
+  override def prettyName: String = "RangeJoinIntervalBins"
+
+  override protected def bins(from: Long, to: Long, g: InternalRow): IterableOnce[InternalRow] = {
     val base = BinKeys.baseOf(g)
     val level = BinGrid.levelOf(from, to, base)
     val size = BinGrid.sizeAt(base, level)
@@ -92,24 +109,35 @@ private[rangejoin] case class RangeJoinIntervalBins(lo: Expression, hi: Expressi
  */
 private[rangejoin] case class RangeJoinOverlapBins(
     lo: Expression, hi: Expression, grid: Expression, isLeft: Boolean)
-  extends Expression with Generator with CodegenFallback {
+  extends Expression with IntervalBinsGenerator {
 
-  override def children: Seq[Expression] = Seq(lo, hi, grid)
   override def elementSchema: StructType = BinKeys.OverlapBinSchema
   override def prettyName: String = "RangeJoinOverlapBins"
 
-  override def eval(input: InternalRow): IterableOnce[InternalRow] = {
-    val l = lo.eval(input)
-    val h = if (l == null) null else hi.eval(input)
-    val g = if (h == null) null else grid.eval(input).asInstanceOf[InternalRow]
-    if (g == null) return Iterator.empty
-    val (from, to) = (BinKeys.asLong(l), BinKeys.asLong(h))
-    if (from > to) return Iterator.empty
+  // The grid is one value for the whole query: each own level's copy levels and their bin sizes
+  // are worked out once per task, not once per interval.
+  @transient private[this] var decoded: InternalRow = _
+  @transient private[this] var copyLevels: Array[Array[Int]] = _
+  @transient private[this] var copySizes: Array[Array[Long]] = _
+
+  private def decode(g: InternalRow): Unit = if (!(g eq decoded)) {
+    copyLevels = new Array[Array[Int]](64)
+    copySizes = new Array[Array[Long]](64)
+    decoded = g
+  }
+
+  override protected def bins(from: Long, to: Long, g: InternalRow): IterableOnce[InternalRow] = {
+    decode(g)
     val base = BinKeys.baseOf(g)
     val own = BinGrid.levelOf(from, to, base)
+    if (copyLevels(own) == null) {
+      copyLevels(own) = BinGrid.overlapLevels(own, g.getLong(if (isLeft) 2 else 1), base)
+      copySizes(own) = copyLevels(own).map(BinGrid.sizeAt(base, _))
+    }
+    val (levels, sizes) = (copyLevels(own), copySizes(own))
     val copies = Array.newBuilder[InternalRow]
-    for (level <- BinGrid.overlapLevels(own, g.getLong(if (isLeft) 2 else 1), base)) {
-      val size = BinGrid.sizeAt(base, level)
+    for (i <- levels.indices) {
+      val (level, size) = (levels(i), sizes(i))
       val (first, last) = (BinGrid.bin(from, size), BinGrid.bin(to, size))
       var b = first
       while (b <= last && b >= first) { // b < first: wrapped past Long.MaxValue
