@@ -251,14 +251,20 @@ private[rangejoin] object BinnedRangeJoin {
       case None =>
         // First per (exponent, side), so that the global aggregate (the percentile, weighted by
         // count) reads a few dozen rows, not every interval: count, summed length, key range.
-        def side(plan: LogicalPlan, lo: Expression, hi: Expression, isLeft: Boolean) = Project(Seq(
-          Alias(RangeJoinSpanExponent(lo, hi), "rangejoin_measure")(),
-          Alias(Literal(isLeft), "rangejoin_is_left")(),
-          Alias(RangeJoinSpanLength(lo, hi), "rangejoin_length")(),
-          Alias(If(IsNull(RangeJoinSpanLength(lo, hi)), Literal(null, LongType), RangeJoinKeyAsLong(lo)),
-            "rangejoin_start")(),
-          Alias(If(IsNull(RangeJoinSpanLength(lo, hi)), Literal(null, LongType), RangeJoinKeyAsLong(hi)),
-            "rangejoin_end")()), plan)
+        def side(plan: LogicalPlan, lo: Expression, hi: Expression, isLeft: Boolean) = {
+          val length = Alias(RangeJoinSpanLength(lo, hi), "rangejoin_length")()
+          val (start, end) = (Alias(RangeJoinKeyAsLong(lo), "rangejoin_lo")(), Alias(RangeJoinKeyAsLong(hi), "rangejoin_hi")())
+          // Only intervals (both bounds, lo <= hi: a length) count towards the key range.
+          def ofInterval(e: Attribute, name: String) =
+            Alias(If(IsNull(length.toAttribute), Literal(null, LongType), e), name)()
+          Project(Seq(
+            Alias(RangeJoinSpanExponent(lo, hi), "rangejoin_measure")(),
+            Alias(Literal(isLeft), "rangejoin_is_left")(),
+            length.toAttribute,
+            ofInterval(start.toAttribute, "rangejoin_start"),
+            ofInterval(end.toAttribute, "rangejoin_end")),
+            Project(plan.output ++ Seq(length, start, end), plan))
+        }
         val union = Union(side(left, lLo, lHi, isLeft = true), side(right, rLo, rHi, isLeft = false))
         val Seq(exponent, isLeft, length, start, end) = union.output
         def agg(f: Expression, name: String) = Alias(f, name)()
