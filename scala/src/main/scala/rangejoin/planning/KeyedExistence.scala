@@ -89,7 +89,7 @@ private[rangejoin] object KeyedExistence extends Rule[LogicalPlan] with Predicat
         def inSubquery(in: InSubquery, nullAware: Boolean): InSubquery = in match {
           case InSubquery(values, query: ListQuery) if query.joinCond.nonEmpty && values.forall(CannotFail(_)) =>
             rewrite(query.joinCond.flatMap(splitConjunctivePredicates), outer, query.plan, query.childOutputs,
-                inValues = if (nullAware) None else Some(values)).map {
+                values, notIn = nullAware).map {
               case (aggregate, conjuncts) => in.copy(query = query.copy(plan = aggregate, joinCond = conjuncts))
             }.getOrElse(in)
           case _ => in
@@ -131,7 +131,8 @@ private[rangejoin] object KeyedExistence extends Rule[LogicalPlan] with Predicat
       leftOutput: AttributeSet,
       right: LogicalPlan,
       inColumns: Seq[Attribute] = Nil,
-      inValues: Option[Seq[Expression]] = Some(Nil)): Option[(LogicalPlan, Seq[Expression])] = {
+      inValues: Seq[Expression] = Nil,
+      notIn: Boolean = false): Option[(LogicalPlan, Seq[Expression])] = {
     if (right.exists(made) || right.exists(_.isInstanceOf[DomainJoin])) return None
     if (AttributeSet(inColumns).size != inColumns.size || !inColumns.forall(a => groupable(a.dataType))) {
       return None
@@ -147,7 +148,7 @@ private[rangejoin] object KeyedExistence extends Rule[LogicalPlan] with Predicat
           equalities.forall(e => groupable(e.rightOperand.dataType) && CannotFail(e.leftOperand)) &&
           ordered(range.rightOperand.dataType) &&
           compared.flatten.forall(c => CannotFail(c.rightOperand)) &&
-          !perKeyIndexTakes(compared.flatten, right, inColumns, inValues) =>
+          !perKeyIndexTakes(compared.flatten, right, inColumns, inValues, notIn) =>
         val keys = (inColumns ++ equalities.map(_.rightOperand)).foldLeft(Seq.empty[Expression]) { (seen, k) =>
           if (seen.exists(_.semanticEquals(k))) seen else seen :+ k
         }
@@ -173,18 +174,24 @@ private[rangejoin] object KeyedExistence extends Rule[LogicalPlan] with Predicat
    * what Spark's hash join costs even where every key is unique, so the aggregate, a pass (and a
    * shuffle) more over the subquery side, is only a cost: the subquery side fits rangejoin's
    * buffer, equality keys are on, and every key, equality and range, of either side cannot fail
-   * and compares by its bytes (see RangeJoinStrategy). NOT IN (`inValues` None) is always
-   * rewritten: its null-aware equality is no join key. Where the index does not take the join
-   * (a side too large, or `2 * p.x` under ANSI), the rewrite is what makes it fast.
+   * and compares by its bytes (see RangeJoinStrategy). Where the index does not take the join (a
+   * side too large, or `2 * p.x` under ANSI), the rewrite is what makes it fast.
+   *
+   * A NOT IN (`notIn`) is left only where its values and the subquery's columns are all
+   * non-nullable: Spark then drops the null-aware part of its anti join (`v = c OR isnull(v = c)`
+   * simplifies to `v = c`), which leaves an equality key the index can take. Where any may be
+   * NULL, that condition is no join key, and the rewrite is what makes the join fast.
    */
   private def perKeyIndexTakes(
       compared: Seq[Comparison],
       right: LogicalPlan,
       inColumns: Seq[Attribute],
-      inValues: Option[Seq[Expression]]): Boolean = inValues.exists { values =>
+      inValues: Seq[Expression],
+      notIn: Boolean): Boolean = {
     val conf = SQLConf.get
-    val keys = compared.flatMap(c => Seq(c.leftOperand, c.rightOperand)) ++ values ++ inColumns
-    RangeJoinConf.equalityKeys(conf) && BufferedSide.fits(right, conf) &&
+    val keys = compared.flatMap(c => Seq(c.leftOperand, c.rightOperand)) ++ inValues ++ inColumns
+    (!notIn || (inValues ++ inColumns).forall(!_.nullable)) &&
+      RangeJoinConf.equalityKeys(conf) && BufferedSide.fits(right, conf) &&
       keys.forall(k => CannotFail(k) && UnsafeRowUtils.isBinaryStable(k.dataType))
   }
 

@@ -220,13 +220,16 @@ object KeyedExistenceCases {
       KeyedCase("NOT IN, NULL values only",
         s"SELECT * FROM $p p WHERE p.n NOT IN (SELECT CAST(NULL AS INT) AS n FROM $i i WHERE i.y < p.x)", true),
       KeyedCase("IN over an expression", s"SELECT * FROM $p p WHERE coalesce(p.n, 1) IN (SELECT i.n FROM $i i WHERE i.y < p.x)", true),
+      KeyedCase("NOT IN, nothing nullable, no side to buffer",
+        s"SELECT * FROM $p p WHERE coalesce(p.id, -1) NOT IN (SELECT coalesce(i.id, -2) FROM $i i WHERE i.y < p.x)", true),
       KeyedCase("NOT IN, AQE off", s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM $i i WHERE p.x >= i.y)", true,
         Seq("spark.sql.adaptive.enabled" -> "false")))
   }
 
   /**
    * A subquery side rangejoin can buffer: the rewrite leaves the join to the per-key index where
-   * every key cannot fail, and rewrites it where one may (`2 * p.x` under ANSI) and for NOT IN.
+   * every key cannot fail (and, for NOT IN, none can be NULL), and rewrites it where one may
+   * (`2 * p.x` under ANSI) and for a NOT IN over nullable values or columns.
    */
   def perKeyIndex: Seq[KeyedCase] = {
     val (p, i) = ("P_bigint", "I_bigint")
@@ -243,6 +246,22 @@ object KeyedExistenceCases {
         true, buffered),
       KeyedCase("buffered: NOT IN in an OR",
         s"SELECT * FROM $p p WHERE p.n = 1 OR p.c NOT IN (SELECT i.c FROM $i i WHERE i.y <= p.x)", true, buffered),
+      // Values and columns that cannot be NULL: Spark's anti join keys on plain equality, which
+      // the index takes. Parquet columns are nullable, so coalesce makes them not.
+      KeyedCase("buffered: NOT IN, nothing nullable",
+        s"SELECT * FROM $p p WHERE coalesce(p.id, -1) NOT IN (SELECT coalesce(i.id, -2) FROM $i i WHERE i.y < p.x)",
+        false, buffered),
+      KeyedCase("buffered: NOT IN in an OR, nothing nullable",
+        s"SELECT * FROM $p p WHERE p.n = 1 OR coalesce(p.n, 7) NOT IN (SELECT coalesce(i.n, 0) FROM $i i WHERE i.y <= p.x)",
+        false, buffered),
+      KeyedCase("buffered: NOT IN, two columns, nothing nullable",
+        s"SELECT * FROM $p p WHERE (coalesce(p.c, 'c1'), coalesce(p.n, 0)) NOT IN " +
+          s"(SELECT coalesce(i.c, 'c2'), coalesce(i.n, 1) FROM $i i WHERE i.y >= p.x AND i.c <=> p.c)",
+        false, buffered),
+      KeyedCase("buffered: NOT IN, a nullable column",
+        s"SELECT * FROM $p p WHERE coalesce(p.n, 7) NOT IN (SELECT i.n FROM $i i WHERE i.y < p.x)", true, buffered),
+      KeyedCase("buffered: NOT IN, a nullable value",
+        s"SELECT * FROM $p p WHERE p.n NOT IN (SELECT coalesce(i.n, 0) FROM $i i WHERE i.y < p.x)", true, buffered),
       KeyedCase("buffered: equality keys off", exists(p, i, "i.c = p.c AND i.y > p.x"), true,
         buffered :+ (RangeJoinConf.EqualityKeys -> "false")),
       KeyedCase("buffered: collated key", exists("P_lcase", "I_lcase", "i.c = p.c AND p.x < i.y"), true, buffered))

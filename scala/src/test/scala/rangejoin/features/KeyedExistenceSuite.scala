@@ -75,4 +75,17 @@ class KeyedExistenceSuite extends RangeJoinQueries {
     assertAsStock(failing)
     assert(aggregates(failing).size == 1)
   }
+
+  test("NOT IN over values and columns that cannot be NULL: Spark keys its anti join on plain equality, left to the per-key index") {
+    // VALUES columns are non-nullable where no row holds a NULL: id is, chr and lo are not.
+    val notIn = "SELECT * FROM kp p WHERE p.id NOT IN (SELECT i.id FROM ki i WHERE i.lo > p.x)"
+    val df = assertAsStock(notIn)
+    assert(aggregates(notIn).isEmpty)
+    val plan = df.queryExecution.executedPlan.toString
+    assert(plan.contains("PiecewiseMergeJoin") && plan.contains("per key") && plan.contains("LeftAnti"), plan)
+    // A column that may be NULL makes the anti join null-aware, which is no join key: rewritten.
+    val nullable = "SELECT * FROM kp p WHERE p.chr NOT IN (SELECT i.chr FROM ki i WHERE i.lo > p.x)"
+    assertAsStock(nullable)
+    assert(aggregates(nullable).size == 1)
+  }
 }
