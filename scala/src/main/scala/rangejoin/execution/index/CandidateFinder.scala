@@ -1,7 +1,6 @@
 package rangejoin.execution.index
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.SpecializedGetters
 
 /**
  * Finds, for one streamed row, the buffered rows that may satisfy the join condition, by their
@@ -150,7 +149,7 @@ private[rangejoin] final class IntervalFinder(
     upperKeys: SortedKeys,
     upperOp: RangeOp,
     lowerOp: RangeOp,
-    encodeLower: (SpecializedGetters, Int) => Long,
+    encodeLower: LongEncoder,
     tree: IntervalTree,
     probes: InternalRow => InternalRow,
     probe: Boolean) extends CandidateFinder {

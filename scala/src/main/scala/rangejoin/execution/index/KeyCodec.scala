@@ -45,7 +45,7 @@ private[rangejoin] object KeyCodec {
    * Reads a key of this type as a long that orders exactly as Spark orders the key, for the types
    * whose order is a long's.
    */
-  def longEncoder(keyType: DataType): Option[(SpecializedGetters, Int) => Long] = keyType match {
+  def longEncoder(keyType: DataType): Option[LongEncoder] = keyType match {
     case BooleanType => Some((r, i) => if (r.getBoolean(i)) 1L else 0L)
     case ByteType => Some((r, i) => r.getByte(i).toLong)
     case ShortType => Some((r, i) => r.getShort(i).toLong)
@@ -71,8 +71,17 @@ private[rangejoin] object KeyCodec {
   }
 }
 
+/**
+ * Reads field `ordinal` of a row as a long that orders as the key does ([[KeyCodec.longEncoder]]).
+ * Not a `(SpecializedGetters, Int) => Long`: Function2 is not specialized for an object argument,
+ * so each call would box the ordinal and the long, once per streamed row of every search.
+ */
+private[rangejoin] trait LongEncoder extends Serializable {
+  def apply(row: SpecializedGetters, ordinal: Int): Long
+}
+
 /** Keys whose order is a long's, stored as those longs. */
-private[rangejoin] final case class LongCodec(keyType: DataType, encode: (SpecializedGetters, Int) => Long)
+private[rangejoin] final case class LongCodec(keyType: DataType, encode: LongEncoder)
   extends KeyCodec {
 
   override def storedType: DataType = LongType

@@ -1,6 +1,6 @@
 package rangejoin.execution.index
 
-import org.apache.spark.sql.catalyst.expressions.{SpecializedGetters, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.types._
 
 /**
@@ -33,7 +33,7 @@ private[rangejoin] final class KeyGroups(
    * equality is its long's): lookups then skip the key row and hash a primitive, as Spark's
    * LongHashedRelation does.
    */
-  val longEncoder: Option[(SpecializedGetters, Int) => Long] = longKey.flatMap(KeyCodec.longEncoder)
+  val longEncoder: Option[LongEncoder] = longKey.flatMap(KeyCodec.longEncoder)
 
   @transient private lazy val longLookup: LongToGroup = {
     val encode = longEncoder.get

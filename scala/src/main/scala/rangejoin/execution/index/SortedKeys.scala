@@ -77,7 +77,7 @@ private[rangejoin] abstract class SortedKeys {
 }
 
 /** Keys stored as order-preserving longs (see [[KeyCodec]]): one primitive compare each. */
-private[rangejoin] final class LongKeys(keys: ArrayData, encode: (SpecializedGetters, Int) => Long)
+private[rangejoin] final class LongKeys(keys: ArrayData, encode: LongEncoder)
   extends SortedKeys {
 
   override val size: Int = keys.numElements()
