@@ -130,8 +130,13 @@ private[execution] trait JoinCodegen extends CodegenSupport {
 
   /**
    * Inner and outer joins: every passing pair is output, then an outer join's streamed row with
-   * none, padded. One `consume` for both, in a `for` whose update step a parent's `continue`
-   * (a filter above) still reaches: i walks the candidates, then -1 once (the padding), then -2.
+   * none, padded. One `consume` for both (a parent's code is generated once), in a `for` whose
+   * update step a parent's `continue` (a filter above) still reaches.
+   *
+   * Where every search finds a run (IndexSpec.findsRuns), the loop is a counted one over the run's
+   * positions, as Spark's BroadcastNestedLoopJoin walks its array, one step longer for an outer
+   * join's padding: an output-heavy join spends most of its time here. Otherwise i walks the
+   * finder's candidates, then -1 once (the padding), then -2.
    */
   private def pairsLoop(ctx: CodegenContext, input: Seq[ExprCode], task: String, looked: String): String = {
     val padded = semantics.streamed == RowEmit.PaddedIfUnmatched
@@ -139,28 +144,61 @@ private[execution] trait JoinCodegen extends CodegenSupport {
     val matched = ctx.freshName("matched")
     val bufferedRow = ctx.freshName("bufferedRow")
     val pass = ctx.freshName("pass")
+    val rows = ctx.addMutableState("InternalRow[]", "bufferedRows", v => s"$v = $task.rows();", forceInline = true)
     val numOutput = metricTerm(ctx, "numOutputRows")
     val examined = metricTerm(ctx, "numCandidates")
     val test = passes(ctx, input, task, bufferedRow, pass)
     val bufferedVars = bufferedColumns(ctx, bufferedRow, padded)
     val resultVars = if (streamedIsLeft) input ++ bufferedVars else bufferedVars ++ input
-    s"""
-       |boolean $matched = false;
-       |for (int $i = $task.next(); $i != -2; $i = $i == -1 ? -2 : $task.next()) {
-       |  InternalRow $bufferedRow = null;
-       |  if ($i >= 0) {
-       |    $looked++;
-       |    $bufferedRow = $task.row($i);
-       |    $test
-       |    if (!$pass) continue;
-       |    $matched = true;
-       |  } else {
-       |    if ($looked > 0) $examined.add($looked);
-       |    if (${!padded} || $matched) continue;
-       |  }
-       |  $numOutput.add(1);
+    // Counted in a local and added to the metric once per streamed row: a parent's `continue`
+    // only skips to the next candidate, and nothing a parent generates leaves the loop.
+    val produced = ctx.freshName("produced")
+    val output = s"""
+       |  $produced++;
        |  ${consume(ctx, resultVars)}
-       |}
+     """.stripMargin
+    val loop = if (joinSpec.index.findsRuns) {
+      val end = ctx.freshName("runEnd")
+      s"""
+         |boolean $matched = false;
+         |int $end = $task.runUntil();
+         |if ($end > $task.runFrom()) $examined.add((long) ($end - $task.runFrom()));
+         |for (int $i = $task.runFrom(); $i < ${if (padded) s"$end + 1" else end}; $i++) {
+         |  InternalRow $bufferedRow = null;
+         |  if ($i < $end) {
+         |    $bufferedRow = $rows[$i];
+         |    $test
+         |    if (!$pass) continue;
+         |    $matched = true;
+         |  } else if ($matched) {
+         |    continue;
+         |  }
+         |  $output
+         |}
+       """.stripMargin
+    } else {
+      s"""
+         |boolean $matched = false;
+         |for (int $i = $task.next(); $i != -2; $i = $i == -1 ? -2 : $task.next()) {
+         |  InternalRow $bufferedRow = null;
+         |  if ($i >= 0) {
+         |    $looked++;
+         |    $bufferedRow = $rows[$i];
+         |    $test
+         |    if (!$pass) continue;
+         |    $matched = true;
+         |  } else {
+         |    if ($looked > 0) $examined.add($looked);
+         |    if (${!padded} || $matched) continue;
+         |  }
+         |  $output
+         |}
+       """.stripMargin
+    }
+    s"""
+       |long $produced = 0L;
+       |$loop
+       |if ($produced > 0) $numOutput.add($produced);
      """.stripMargin
   }
 

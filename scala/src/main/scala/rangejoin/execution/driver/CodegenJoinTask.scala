@@ -42,6 +42,9 @@ private[rangejoin] final class CodegenJoinTask(spec: JoinSpec, buffer: SortedBuf
   def runUntil: Int = finder.runUntil
 
   def row(i: Int): InternalRow = buffer.row(i)
+
+  /** The buffered rows by position, for generated code that walks a run without `next()`. */
+  def rows: Array[InternalRow] = buffer.rows
 }
 
 /** Creates each task's [[CodegenJoinTask]]: shipped to executors in the generated code's references. */

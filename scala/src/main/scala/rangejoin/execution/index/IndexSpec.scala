@@ -30,6 +30,14 @@ private[rangejoin] sealed abstract class IndexSpec(val name: String) extends Ser
   def groupKeys: Seq[Expression] = Nil
   /** The index each search runs: this one, or the one within a key's segment. */
   def base: IndexSpec = this
+  /**
+   * Whether every search finds one run of positions ([[CandidateFinder.isRun]]), which generated
+   * code can walk as a counted loop; an unsorted buffer's every-row finder is one run too.
+   */
+  def findsRuns: Boolean = base match {
+    case _: IndexSpec.SortedRun | _: IndexSpec.BandRun => true
+    case _ => false
+  }
 }
 
 private[rangejoin] object IndexSpec {

@@ -40,7 +40,7 @@ private[rangejoin] final class SortedBuffer private (
   @transient lazy val tree: IntervalTree =
     new IntervalTree(secondKeys, groups.map(_.starts).getOrElse(Array()))
 
-  private def rows: Array[InternalRow] = payload.rows
+  def rows: Array[InternalRow] = payload.rows
 
   def numRows: Int = rows.length
 
