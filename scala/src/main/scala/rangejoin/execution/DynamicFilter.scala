@@ -2,8 +2,6 @@ package rangejoin.execution
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode, FalseLiteral}
-import org.apache.spark.sql.catalyst.expressions.codegen.Block._
 import org.apache.spark.sql.execution.{ColumnarToRowExec, FileSourceScanExec, FilterExec, InputAdapter, ProjectExec, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.metric.SQLMetric
 
@@ -17,22 +15,19 @@ import rangejoin.execution.index.{RangeOp, SortedBuffer}
  *   buffered keys  1 .. 1000          streamed s, condition s < b   =>   keep s < 1000
  *
  *   WholeStageCodegen                 WholeStageCodegen
- *   +- Project                        +- Filter s < 1000        (in the generated loop)
- *      +- Scan t2           ==>          +- Project
- *                                           +- Scan t2, PushedFilters: s <= 1000
- *                                                                  (Parquet/ORC row groups)
+ *   +- PiecewiseMergeJoin             +- PiecewiseMergeJoin
+ *      :- RangeJoinDynamicFilter  ==>    :- s < 1000                  (in the generated loop)
+ *      :  +- Scan t2                     :  +- Scan t2, PushedFilters: s <= 1000
+ *                                                           (Parquet/ORC row groups)
  * }}}
- * It is applied at run time to the streamed plan the join executes (its bound exists only then),
- * for join types where a streamed row with no match outputs nothing, and only with a streamed key
- * that cannot fail (evaluating it on rows Spark would not pair must not raise an error).
- * The filter goes inside the streamed side's generated code, where a row costs a compare rather
- * than a trip through the join's iterator, and it is exact: it keeps what Spark's comparison
- * keeps. Where the key is a column of a Parquet or ORC scan reached only through operators that
- * see each row on its own and cannot fail, a widened form of it ([[ScanBound]]) is also pushed to
- * the scan, which skips row groups whose statistics exclude it. That scan is a copy of the
- * planned one reporting to the planned one's metrics, so the SQL UI shows what it read; the
- * operators copied on the way to it (a whole-stage codegen node, a projection) report to copies
- * of their metrics, which the UI does not show.
+ * It is planned with the join ([[DynamicFilterExec]]) and filters by the bound the join sets at
+ * run time ([[DynamicBound]]), for join types where a streamed row with no match outputs nothing,
+ * and only with a streamed key that cannot fail (evaluating it on rows Spark would not pair must
+ * not raise an error). It is exact: it keeps what Spark's comparison keeps. Where the key is a
+ * column of a Parquet or ORC scan reached only through operators that see each row on its own
+ * and cannot fail, a widened form of it ([[ScanBound]]) is also pushed to the scan, which skips
+ * row groups whose statistics exclude it. That scan is a copy of the planned one reporting to
+ * the planned one's metrics, so the SQL UI shows what it read.
  */
 private[rangejoin] object DynamicFilter {
 
@@ -53,6 +48,20 @@ private[rangejoin] object DynamicFilter {
     }
   }
 
+  /**
+   * The filter for one run of the join ([[DynamicBound]]): `streamedKey op bound`, or for the
+   * anti join's fast path its complement, which no scan can skip by; every row where the buffer
+   * is unsorted (a buffered key raised an error: no bound is known).
+   */
+  def of(dynamic: DynamicBound, bufferedKey: Expression, buffer: SortedBuffer): DynamicBound.Filter =
+    if (!buffer.isSorted) DynamicBound.KeepAll
+    else {
+      val extreme = bound(dynamic.op, bufferedKey, buffer)
+      val exact = predicate(dynamic.op, dynamic.streamedKey, extreme)
+      if (dynamic.keepRejected) DynamicBound.Filter(Some(Not(Coalesce(Seq(exact, Literal.FalseLiteral)))), None)
+      else DynamicBound.Filter(Some(exact), extreme.map(dynamic.op -> _))
+    }
+
   /** `streamedKey op bound`, exactly as Spark compares; false when there is no bound. */
   def predicate(op: RangeOp, streamedKey: Expression, bound: Option[Literal]): Expression =
     bound.map(b => compare(streamedKey, op, b)).getOrElse(Literal.FalseLiteral)
@@ -65,28 +74,6 @@ private[rangejoin] object DynamicFilter {
   }
 
   /**
-   * `plan` with `predicate` applied on top, counting what it drops in `skipped`. With
-   * `scanBound`, the rows kept satisfy `streamedKey op bound`, which may also be pushed to a file
-   * scan below (see `pushToScan`).
-   */
-  def apply(
-      plan: SparkPlan,
-      predicate: Expression,
-      streamedKey: Expression,
-      scanBound: Option[(RangeOp, Literal)],
-      skipped: SQLMetric): SparkPlan = {
-    val counted = CountingFilter(predicate, skipped)
-    val pushed = (streamedKey, scanBound) match {
-      case (column: Attribute, Some((op, bound))) => pushToScan(plan, column, op, bound)
-      case _ => plan
-    }
-    pushed match {
-      case stage: WholeStageCodegenExec => stage.withNewChildren(Seq(FilterExec(counted, stage.child)))
-      case other => FilterExec(counted, other)
-    }
-  }
-
-  /**
    * Pushes `column op bound` to the file scan that produces `column`, in a form the scan's
    * statistics can only over-approximate ([[ScanBound]]). Rows skipped there never reach the
    * operators above the scan, so it crosses only operators for which that is the same as
@@ -96,7 +83,7 @@ private[rangejoin] object DynamicFilter {
    * monotonically_increasing_id, which numbers rows as they come) or a filter that may raise
    * stops it.
    */
-  private def pushToScan(plan: SparkPlan, column: Attribute, op: RangeOp, bound: Literal): SparkPlan = {
+  def pushToScan(plan: SparkPlan, column: Attribute, op: RangeOp, bound: Literal): SparkPlan = {
     def passes(expressions: Seq[Expression]) =
       plan.outputSet.contains(column) && expressions.forall(e => e.deterministic && CannotFail(e))
     plan match {
@@ -118,39 +105,6 @@ private[rangejoin] object DynamicFilter {
       !scan.partitionFilters.exists(SubqueryExpression.hasSubquery) &&
       scan.requiredSchema.fieldNames.exists(_.equalsIgnoreCase(column.name)) &&
       !scan.relation.partitionSchema.fieldNames.exists(_.equalsIgnoreCase(column.name))
-}
-
-/**
- * A predicate that counts the rows it rejects in a SQL metric, in generated code too (a metric
- * is an accumulator: each task's count reaches the driver with the task's result).
- */
-private[rangejoin] case class CountingFilter(child: Expression, rejected: SQLMetric)
-  extends UnaryExpression with Predicate {
-
-  override def nullable: Boolean = false
-
-  override def eval(input: InternalRow): Any = {
-    val passes = child.eval(input) == true
-    if (!passes) rejected += 1
-    passes
-  }
-
-  override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
-    val metric = ctx.addReferenceObj("rejected", rejected)
-    val c = child.genCode(ctx)
-    ev.copy(code = code"""
-      ${c.code}
-      boolean ${ev.value} = !${c.isNull} && ${c.value};
-      if (!${ev.value}) $metric.add(1L);
-      """, isNull = FalseLiteral)
-  }
-
-  override def toString: String = child.toString
-
-  override def sql: String = child.sql
-
-  override protected def withNewChildInternal(newChild: Expression): CountingFilter =
-    copy(child = newChild)
 }
 
 /**

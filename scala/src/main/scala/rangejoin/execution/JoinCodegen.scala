@@ -46,8 +46,14 @@ private[execution] trait JoinCodegen extends CodegenSupport {
   override def needCopyResult: Boolean =
     semantics.emitsPairs || streamed.asInstanceOf[CodegenSupport].needCopyResult
 
-  override protected def doProduce(ctx: CodegenContext): String =
+  /** Gives the dynamic filter below, if any, its bound from the buffer (see DynamicBound). */
+  protected def setDynamicBound(buffer: SortedBuffer): Unit
+
+  override protected def doProduce(ctx: CodegenContext): String = {
+    // A dynamic filter in the streamed side's code is generated with its bound: set it first.
+    setDynamicBound(buffered.executeBroadcast[SortedBuffer]().value)
     streamed.asInstanceOf[CodegenSupport].produce(ctx, this)
+  }
 
   override def doConsume(ctx: CodegenContext, input: Seq[ExprCode], row: ExprCode): String = {
     val payload = buffered.executeBroadcast[SortedBuffer]()
@@ -288,16 +294,15 @@ private[execution] trait JoinCodegen extends CodegenSupport {
 private[execution] object JoinCodegen {
   /**
    * Whether the join's loop can be generated: the streamed side's output alone depends on each
-   * streamed row (the buffered side outputs nothing on its own), no dynamic filter or extreme
-   * buffered row changes how rows reach the join, and a first passing pair that decides a row is
-   * never preceded by a residual that raises (the interpreted driver would replay the candidates
-   * in Spark's order).
+   * streamed row (the buffered side outputs nothing on its own), no extreme buffered row decides
+   * every row (the fast path: its filter is the answer), and a first passing pair that decides a
+   * row is never preceded by a residual that raises (the interpreted driver would replay the
+   * candidates in Spark's order). A dynamic filter is a node of its own below, generated too.
    */
   def supports(
       semantics: JoinSemantics,
       residualCannotFail: Boolean,
-      filtered: Boolean,
       bufferedExtreme: Boolean): Boolean =
-    !semantics.needsBufferedMatches && !filtered && !bufferedExtreme &&
+    !semantics.needsBufferedMatches && !bufferedExtreme &&
       (semantics.emitsPairs || residualCannotFail)
 }

@@ -3,7 +3,7 @@ package rangejoin.execution
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Coalesce, Expression, Literal, Not, SortOrder}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, SortOrder}
 import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight, BuildSide}
 import org.apache.spark.sql.catalyst.plans._
 import org.apache.spark.sql.catalyst.plans.physical._
@@ -43,9 +43,10 @@ import rangejoin.execution.driver.{JoinSemantics, JoinSpec, Matches, RowEmit}
  * @param condition the whole join condition: what the join means, whatever the strategy
  * @param bufferedExtreme for a semi, anti or existence join with no residual, the one buffered
  *                  row that decides every streamed row ([[Extreme]]); None buffers every row
- * @param dynamicFilter whether streamed rows beyond the buffered keys' extreme may be dropped
- *                  before the join ([[DynamicFilter]]): the planner allows it only for a streamed
- *                  key that cannot fail
+ * @param dynamicBound the bound of the dynamic filter planned on the streamed side
+ *                  ([[DynamicFilterExec]], `withDynamicFilter`), which this join sets once its
+ *                  broadcast is sorted; the planner allows it only for a streamed key that cannot
+ *                  fail
  */
 private[rangejoin] case class PiecewiseMergeJoinExec(
     range: RangeBounds,
@@ -55,7 +56,7 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
     left: SparkPlan,
     right: SparkPlan,
     bufferedExtreme: Option[Extreme] = None,
-    dynamicFilter: Boolean = false) extends BinaryExecNode with JoinCodegen {
+    dynamicBound: Option[DynamicBound] = None) extends BinaryExecNode with JoinCodegen {
 
   protected val semantics: JoinSemantics = JoinSemantics(joinType, buildSide).getOrElse(
     throw new IllegalArgumentException(s"$nodeName does not handle $joinType joins with $buildSide"))
@@ -67,37 +68,30 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
 
   /**
    * Whether the join runs in generated code ([[JoinCodegen]]); where it does not, the stage ends
-   * below it and the interpreted driver runs it. The dynamic filter wraps the streamed plan when
-   * the join executes, which a plan fused into the join's stage cannot be: a join it would filter
-   * stays interpreted, keeping the filter's scan pushdown.
+   * below it and the interpreted driver runs it.
    */
   override def supportCodegen: Boolean = JoinCodegen.supports(
     semantics,
     residualCannotFail = range.residual.forall(CannotFail(_)),
-    filtered = filterDecides.isDefined,
     bufferedExtreme = bufferedExtreme.isDefined)
 
   override lazy val metrics: Map[String, SQLMetric] = Map(
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
-    "numCandidates" -> SQLMetrics.createMetric(sparkContext, "candidate pairs examined"),
-    "numStreamedRowsSkipped" ->
-      SQLMetrics.createMetric(sparkContext, "streamed rows skipped by the dynamic filter"))
+    "numCandidates" -> SQLMetrics.createMetric(sparkContext, "candidate pairs examined"))
 
   /**
    * The dynamic filter's part in this join, from the join type alone. Where a streamed row with
    * no match outputs nothing, the filter drops rows that cannot match: Some(false), the join loop
    * still runs. On the existence fast path the one buffered key decides each row, so the filter
    * is the whole answer: a semi join keeps what it passes, an anti join what it rejects
-   * (Some(true)). None where unmatched streamed rows are output.
+   * (Some(true)). None where unmatched streamed rows are output: no filter is planned.
    */
-  private def filterDecides: Option[Boolean] =
-    if (!dynamicFilter) None
-    else semantics.streamed match {
-      case RowEmit.Never => Some(false)
-      case RowEmit.IfMatched => Some(bufferedExtreme.isDefined)
-      case RowEmit.IfUnmatched if bufferedExtreme.isDefined => Some(true)
-      case _ => None
-    }
+  private def filterDecides: Option[Boolean] = semantics.streamed match {
+    case RowEmit.Never => Some(false)
+    case RowEmit.IfMatched => Some(bufferedExtreme.isDefined)
+    case RowEmit.IfUnmatched if bufferedExtreme.isDefined => Some(true)
+    case _ => None
+  }
 
   override def output: Seq[Attribute] = joinType match {
     case _: InnerLike => left.output ++ right.output
@@ -145,7 +139,7 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
         |${ExplainUtils.generateFieldString("Residual", range.residual.map(_.toString).getOrElse(""))}
         |${ExplainUtils.generateFieldString("Join type", joinType.toString)}
         |${ExplainUtils.generateFieldString("Build side", buildSide.toString)}
-        |${ExplainUtils.generateFieldString("Dynamic filter", filterDecides.isDefined.toString)}
+        |${ExplainUtils.generateFieldString("Dynamic filter", dynamicBound.isDefined.toString)}
         |""".stripMargin
 
   protected def joinSpec: JoinSpec = JoinSpec(
@@ -164,22 +158,18 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
 
   protected override def doExecute(): RDD[InternalRow] = {
     val payload = buffered.executeBroadcast[SortedBuffer]()
-    val buffer = payload.value
-    // The filter's bound is the buffered side's extreme key, known once the buffer is sorted.
-    filterDecides.filter(_ => buffer.isSorted) match {
-      case None => joined(payload, streamed.execute())
-      case Some(decides) =>
-        val bound = DynamicFilter.bound(sortBound.op, bufferedMode.key, buffer)
-        val exact = DynamicFilter.predicate(sortBound.op, sortBound.streamedKey, bound)
-        // An anti join keeps the rows the bound rejects: no bound for a scan to skip by.
-        val (predicate, scanBound) =
-          if (semantics.streamed == RowEmit.IfUnmatched) (Not(Coalesce(Seq(exact, Literal.FalseLiteral))), None)
-          else (exact, bound.map(sortBound.op -> _))
-        val filtered = DynamicFilter(streamed, predicate, sortBound.streamedKey, scanBound,
-          longMetric("numStreamedRowsSkipped")).execute()
-        if (decides) counted(filtered) else joined(payload, filtered)
-    }
+    setDynamicBound(payload.value)
+    // On the existence fast path the filter below is the whole answer, once it has a bound.
+    if (dynamicBound.isDefined && filterDecides.contains(true) && payload.value.isSorted) counted(streamed.execute())
+    else joined(payload, streamed.execute())
   }
+
+  /**
+   * Gives the dynamic filter below its bound, the buffered side's extreme key, known once the
+   * buffer is sorted: before the streamed side runs or has its code generated.
+   */
+  protected def setDynamicBound(buffer: SortedBuffer): Unit =
+    dynamicBound.foreach(b => b.set(DynamicFilter.of(b, bufferedMode.key, buffer)))
 
   /** The join loop over each streamed partition, and the buffered rows' own output if any. */
   private def joined(
@@ -229,6 +219,20 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
     sparkContext.parallelize(bounds.zip(bounds.tail), slices).mapPartitions { ranges =>
       ranges.flatMap { case (from, until) => spec.bufferedPass(payload.value, from, until, matches) }
     }
+  }
+
+  /**
+   * This join with a dynamic filter ([[DynamicFilterExec]]) planned on its streamed side, where its
+   * join type lets one drop streamed rows; itself where not.
+   */
+  def withDynamicFilter: PiecewiseMergeJoinExec = filterDecides match {
+    case None => this
+    case Some(_) =>
+      val bound = new DynamicBound(sortBound.op, sortBound.streamedKey,
+        keepRejected = semantics.streamed == RowEmit.IfUnmatched)
+      val filtered = DynamicFilterExec(bound, streamed)
+      val joined = if (streamedIsLeft) copy(left = filtered) else copy(right = filtered)
+      joined.copy(dynamicBound = Some(bound))
   }
 
   /**

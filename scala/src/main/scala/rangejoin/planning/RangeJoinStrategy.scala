@@ -78,11 +78,12 @@ private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends S
           .toRight("no conjunct compares the two sides on keys rangejoin can sort")
         range = bounds.copy(leftKeys = leftKeys, rightKeys = rightKeys)
         _ <- if (range.isKeyed) perKeyExact(range, semantics) else Right(())
-      } yield PiecewiseMergeJoinExec(
-        range, condition, join.joinType, buildSide, planLater(join.left), planLater(join.right),
-        dynamicFilter = !range.isKeyed &&
-          dynamicFilter(IndexSpec.of(range, streamedIsLeft).sortBound.streamedKey, conf)
-      ).withSortedBroadcast
+      } yield {
+        val planned = PiecewiseMergeJoinExec(
+          range, condition, join.joinType, buildSide, planLater(join.left), planLater(join.right))
+        val filtered = !range.isKeyed && dynamicFilter(IndexSpec.of(range, streamedIsLeft).sortBound.streamedKey, conf)
+        (if (filtered) planned.withDynamicFilter else planned).withSortedBroadcast
+      }
     }
   } yield plan
 
@@ -143,10 +144,10 @@ private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends S
     range.predicates match {
       case Seq(p) if existence && range.residual.isEmpty && CannotFail(p.leftKey) &&
           CannotFail(p.rightKey) && RangeJoinConf.existenceFastPath(conf) =>
-        Some(PiecewiseMergeJoinExec(
+        val planned = PiecewiseMergeJoinExec(
           range, condition, join.joinType, BuildRight, planLater(join.left), planLater(join.right),
-          bufferedExtreme = Some(Extreme.deciding(p.op)),
-          dynamicFilter = dynamicFilter(p.leftKey, conf)).withSortedBroadcast)
+          bufferedExtreme = Some(Extreme.deciding(p.op)))
+        Some((if (dynamicFilter(p.leftKey, conf)) planned.withDynamicFilter else planned).withSortedBroadcast)
       case _ => None
     }
   }

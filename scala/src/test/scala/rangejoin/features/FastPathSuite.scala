@@ -1,7 +1,9 @@
 package rangejoin.features
 
-import org.apache.spark.sql.execution.FileSourceScanExec
+import org.apache.spark.sql.execution.{FileSourceScanExec, WholeStageCodegenExec}
 import org.apache.spark.sql.internal.SQLConf
+
+import rangejoin.execution.{DynamicFilterExec, PiecewiseMergeJoinExec}
 
 /**
  * The existence fast path and the dynamic filter on the shapes they change: answers as stock
@@ -66,10 +68,15 @@ class FastPathSuite extends RangeJoinQueries {
       spark.read.parquet(path).createOrReplaceTempView("pq")
       val query = "SELECT count(*) FROM pq JOIN range(0, 50) r ON pq.v < r.id"
       val df = assertAsStock(query)
-      val join = rangeJoins(df).head
-      assert(join.metrics("numStreamedRowsSkipped").value > 0)
+      val Seq(filter) = dynamicFilters(df)
+      // Planned under the join, and generated with it, in one stage.
+      assert(collect(df.queryExecution.executedPlan) {
+        case stage: WholeStageCodegenExec if stage.child.exists(_.isInstanceOf[PiecewiseMergeJoinExec]) &&
+          stage.child.exists(_.isInstanceOf[DynamicFilterExec]) => stage
+      }.nonEmpty, df.queryExecution.executedPlan)
+      assert(filter.metrics("numStreamedRowsSkipped").value > 0)
       // Row groups whose statistics exclude v < 49 are not read: far fewer rows reach the filter.
-      assert(join.metrics("numStreamedRowsSkipped").value < 100000 - 49,
+      assert(filter.metrics("numStreamedRowsSkipped").value < 100000 - 49,
         "the scan read every row group")
       // The planned scan's metric reports what the pushed-down scan read.
       val scanned = collect(df.queryExecution.executedPlan) {
@@ -79,9 +86,21 @@ class FastPathSuite extends RangeJoinQueries {
       withSQLConf(SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false") { assertAsStock(query) }
       withSQLConf("spark.rangejoin.dynamicFilter.enabled" -> "false") {
         val off = assertAsStock(query)
-        assert(rangeJoins(off).head.metrics("numStreamedRowsSkipped").value == 0)
+        assert(rangeJoins(off).nonEmpty && dynamicFilters(off).isEmpty)
       }
     }
+  }
+
+  test("EXPLAIN CODEGEN shows a dynamic filter's own stage before its join has run") {
+    // The semi join runs as its filter alone (the fast path): the filter is a stage of its own.
+    val query = "SELECT * FROM range(0, 100) l WHERE EXISTS (SELECT 1 FROM range(0, 10) r WHERE l.id < r.id)"
+    // Without adaptive execution: its EXPLAIN CODEGEN shows the stages only once the query has run.
+    val explained = withSQLConf(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> "false") {
+      sql(s"EXPLAIN CODEGEN $query").collect().map(_.getString(0)).mkString
+    }
+    assert(explained.contains("RangeJoinDynamicFilter") && explained.contains("throw"), explained)
+    val df = assertAsStock(query)
+    assert(dynamicFilters(df).map(_.metrics("numStreamedRowsSkipped").value) == Seq(91))
   }
 
   test("a join keeps the streamed side's order where only streamed rows are output") {

@@ -6,13 +6,16 @@ import org.apache.spark.sql.{DataFrame, QueryTest}
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 
 import rangejoin.{RangeJoinConf, RangeJoinSharedSession}
-import rangejoin.execution.{PiecewiseMergeJoinExec, SortedBroadcastExec}
+import rangejoin.execution.{DynamicFilterExec, PiecewiseMergeJoinExec, SortedBroadcastExec}
 
 /** What the feature suites ask of a query: its range joins, and its answer against stock Spark's. */
 trait RangeJoinQueries extends QueryTest with RangeJoinSharedSession with AdaptiveSparkPlanHelper {
 
   protected def rangeJoins(df: DataFrame): Seq[PiecewiseMergeJoinExec] =
     collect(df.queryExecution.executedPlan) { case j: PiecewiseMergeJoinExec => j }
+
+  protected def dynamicFilters(df: DataFrame): Seq[DynamicFilterExec] =
+    collect(df.queryExecution.executedPlan) { case f: DynamicFilterExec => f }
 
   protected def sortedBroadcasts(df: DataFrame): Seq[SortedBroadcastExec] =
     collect(df.queryExecution.executedPlan) { case b: SortedBroadcastExec => b }
