@@ -223,16 +223,18 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
 
   /**
    * This join with a dynamic filter ([[DynamicFilterExec]]) planned on its streamed side, where its
-   * join type lets one drop streamed rows; itself where not.
+   * join type lets one drop streamed rows; itself where not. Never with equality keys (the buffer
+   * is sorted within each key, so its ends are no extreme), nor with a streamed key that may fail:
+   * the filter evaluates it on rows Spark might never pair.
    */
   def withDynamicFilter: PiecewiseMergeJoinExec = filterDecides match {
-    case None => this
-    case Some(_) =>
+    case Some(_) if !range.isKeyed && CannotFail(sortBound.streamedKey) =>
       val bound = new DynamicBound(sortBound.op, sortBound.streamedKey,
         keepRejected = semantics.streamed == RowEmit.IfUnmatched)
       val filtered = DynamicFilterExec(bound, streamed)
       val joined = if (streamedIsLeft) copy(left = filtered) else copy(right = filtered)
       joined.copy(dynamicBound = Some(bound))
+    case _ => this
   }
 
   /**

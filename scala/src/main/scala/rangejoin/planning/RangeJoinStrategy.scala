@@ -14,7 +14,7 @@ import org.apache.spark.sql.internal.SQLConf
 import rangejoin.RangeJoinConf
 import rangejoin.execution.{Extreme, PiecewiseMergeJoinExec}
 import rangejoin.expressions.CannotFail
-import rangejoin.execution.index.{IndexSpec, RangeBounds}
+import rangejoin.execution.index.RangeBounds
 import rangejoin.execution.driver.JoinSemantics
 
 /**
@@ -78,12 +78,8 @@ private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends S
           .toRight("no conjunct compares the two sides on keys rangejoin can sort")
         range = bounds.copy(leftKeys = leftKeys, rightKeys = rightKeys)
         _ <- if (range.isKeyed) perKeyExact(range, semantics) else Right(())
-      } yield {
-        val planned = PiecewiseMergeJoinExec(
-          range, condition, join.joinType, buildSide, planLater(join.left), planLater(join.right))
-        val filtered = !range.isKeyed && dynamicFilter(IndexSpec.of(range, streamedIsLeft).sortBound.streamedKey, conf)
-        (if (filtered) planned.withDynamicFilter else planned).withSortedBroadcast
-      }
+      } yield planned(PiecewiseMergeJoinExec(
+        range, condition, join.joinType, buildSide, planLater(join.left), planLater(join.right)), conf)
     }
   } yield plan
 
@@ -144,17 +140,16 @@ private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends S
     range.predicates match {
       case Seq(p) if existence && range.residual.isEmpty && CannotFail(p.leftKey) &&
           CannotFail(p.rightKey) && RangeJoinConf.existenceFastPath(conf) =>
-        val planned = PiecewiseMergeJoinExec(
+        Some(planned(PiecewiseMergeJoinExec(
           range, condition, join.joinType, BuildRight, planLater(join.left), planLater(join.right),
-          bufferedExtreme = Some(Extreme.deciding(p.op)))
-        Some((if (dynamicFilter(p.leftKey, conf)) planned.withDynamicFilter else planned).withSortedBroadcast)
+          bufferedExtreme = Some(Extreme.deciding(p.op))), conf))
       case _ => None
     }
   }
 
-  // The filter evaluates the streamed key on rows Spark might never pair: it must not fail.
-  private def dynamicFilter(streamedKey: Expression, conf: SQLConf): Boolean =
-    RangeJoinConf.dynamicFilter(conf) && CannotFail(streamedKey)
+  /** The join with its dynamic filter, where switched on and possible, and its sorted broadcast. */
+  private def planned(join: PiecewiseMergeJoinExec, conf: SQLConf): SparkPlan =
+    (if (RangeJoinConf.dynamicFilter(conf)) join.withDynamicFilter else join).withSortedBroadcast
 
   // Python UDFs, unplanned subqueries and other placeholders are Spark's to plan.
   private def evaluable(condition: Expression): Boolean =
