@@ -163,19 +163,22 @@ private[execution] trait JoinCodegen extends CodegenSupport {
        |  $produced++;
        |  ${consume(ctx, resultVars)}
      """.stripMargin
+    // Candidate i: its row, and whether the pair passes; a failing pair goes to the next one.
+    val candidate = s"""
+       |    $bufferedRow = $rows[$i];
+       |    $test
+       |    if (!$pass) continue;
+       |    $matched = true;
+     """.stripMargin
     val loop = if (joinSpec.index.findsRuns) {
       val end = ctx.freshName("runEnd")
       s"""
-         |boolean $matched = false;
          |int $end = $task.runUntil();
          |if ($end > $task.runFrom()) $examined.add((long) ($end - $task.runFrom()));
          |for (int $i = $task.runFrom(); $i < ${if (padded) s"$end + 1" else end}; $i++) {
          |  InternalRow $bufferedRow = null;
          |  if ($i < $end) {
-         |    $bufferedRow = $rows[$i];
-         |    $test
-         |    if (!$pass) continue;
-         |    $matched = true;
+         |    $candidate
          |  } else if ($matched) {
          |    continue;
          |  }
@@ -184,15 +187,11 @@ private[execution] trait JoinCodegen extends CodegenSupport {
        """.stripMargin
     } else {
       s"""
-         |boolean $matched = false;
          |for (int $i = $task.next(); $i != -2; $i = $i == -1 ? -2 : $task.next()) {
          |  InternalRow $bufferedRow = null;
          |  if ($i >= 0) {
          |    $looked++;
-         |    $bufferedRow = $rows[$i];
-         |    $test
-         |    if (!$pass) continue;
-         |    $matched = true;
+         |    $candidate
          |  } else {
          |    if ($looked > 0) $examined.add($looked);
          |    if (${!padded} || $matched) continue;
@@ -203,6 +202,7 @@ private[execution] trait JoinCodegen extends CodegenSupport {
     }
     s"""
        |long $produced = 0L;
+       |boolean $matched = false;
        |$loop
        |if ($produced > 0) $numOutput.add($produced);
      """.stripMargin
