@@ -60,6 +60,22 @@ class IndexSortSuite extends AnyFunSuite {
     }
   }
 
+  test("segments (a per-key index's groups) sort each on its own, stably, nothing crossing a start") {
+    val rnd = new Random(9)
+    for (n <- Seq(0, 1, 5, 30, 100, 3000); (shape, keysOf) <- shapes) {
+      val keys = keysOf(n, rnd)
+      val indices = rnd.shuffle(Array.tabulate(n)(identity).toSeq).toArray
+      // Empty segments, one-row segments and long ones among them.
+      val starts = (0 +: Seq.fill(rnd.nextInt(8))(rnd.nextInt(n + 1)) :+ n).sorted.toArray
+      val expected = starts.sliding(2).filter(_.length == 2).flatMap { case Array(from, until) =>
+        indices.slice(from, until).sortBy(keys(_))
+      }.toArray
+      val actual = indices.clone()
+      IndexSort.sortSegments(actual, starts, new IntKeys(keys))
+      assert(actual.sameElements(expected), s"$shape, n=$n, starts ${starts.mkString(",")}")
+    }
+  }
+
   test("sorts a large input with duplicates") {
     val rnd = new Random(42)
     val n = 200000

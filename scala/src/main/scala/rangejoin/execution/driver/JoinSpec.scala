@@ -6,7 +6,8 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, BoundReference, Expression, Predicate, UnsafeProjection}
 import org.apache.spark.sql.execution.metric.SQLMetric
 
-import rangejoin.execution.index.{BandRunFinder, Bound, CandidateFinder, EveryRowFinder, IndexSpec, IntervalFinder, KeyCodec, KeyGroups, PerKeyFinder, SortedBuffer, SortedKeys, SortedRunFinder}
+import rangejoin.execution.index.{BandRunFinder, Bound, CandidateFinder, EveryRowFinder, GroupOf, IndexSpec, IntervalFinder, KeyCodec,
+  KeyGroups, LongKeyGroups, PerKeyFinder, RowKeyGroups, SortedBuffer, SortedKeys, SortedRunFinder}
 
 /**
  * What a task needs to run its part of a piecewise merge join, and nothing of the plan: it is
@@ -119,20 +120,21 @@ private[rangejoin] final case class JoinSpec(
    * Looks a streamed row's equality key (`keys`, bound to the row) up in `groups`: one column of
    * a long-keyed group is read in place as a long; any other key is projected to an UnsafeRow.
    */
-  private def groupLookup(groups: KeyGroups, keys: Seq[Expression]): InternalRow => Int =
-    (groups.longEncoder, keys) match {
-      case (Some(encode), Seq(BoundReference(ordinal, _, _))) =>
-        row => if (row.isNullAt(ordinal)) -1 else groups.group(encode(row, ordinal))
-      case (Some(encode), _) =>
-        val project = UnsafeProjection.create(keys)
-        row => {
-          val key = project(row)
-          if (key.isNullAt(0)) -1 else groups.group(encode(key, 0))
-        }
-      case (None, _) =>
-        val project = UnsafeProjection.create(keys)
-        row => groups.group(project(row))
-    }
+  private def groupLookup(groups: KeyGroups, keys: Seq[Expression]): GroupOf = (groups, keys) match {
+    case (g: LongKeyGroups, Seq(BoundReference(ordinal, _, _))) =>
+      val encode = g.encoder
+      row => if (row.isNullAt(ordinal)) -1 else g.group(encode(row, ordinal))
+    case (g: LongKeyGroups, _) =>
+      val encode = g.encoder
+      val project = UnsafeProjection.create(keys)
+      row => {
+        val key = project(row)
+        if (key.isNullAt(0)) -1 else g.group(encode(key, 0))
+      }
+    case (g: RowKeyGroups, _) =>
+      val project = UnsafeProjection.create(keys)
+      row => g.group(project(row))
+  }
 
   /**
    * Whether the streamed key is evaluated at all. Spark evaluates a comparison on every pair, its
@@ -147,7 +149,7 @@ private[rangejoin] final case class JoinSpec(
   private def finderOver(
       buffer: SortedBuffer,
       probesOf: Seq[Bound] => (InternalRow => InternalRow, Int),
-      groupOf: KeyGroups => InternalRow => Int): CandidateFinder = {
+      groupOf: KeyGroups => GroupOf): CandidateFinder = {
     val sortBound = index.sortBound
     val codec = KeyCodec(sortBound.bufferedKey.dataType)
     val windows = ArrayBuffer.empty[SortedKeys]

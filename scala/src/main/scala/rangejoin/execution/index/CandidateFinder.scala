@@ -189,7 +189,7 @@ private[rangejoin] final class IntervalFinder(
  */
 private[rangejoin] final class PerKeyFinder(
     groups: KeyGroups,
-    groupOf: InternalRow => Int,
+    groupOf: GroupOf,
     windows: Array[SortedKeys],
     within: CandidateFinder,
     probe: Boolean) extends CandidateFinder {

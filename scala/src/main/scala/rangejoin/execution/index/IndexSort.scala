@@ -11,6 +11,19 @@ private[execution] object IndexSort {
   def sort(indices: Array[Int], keys: KeyColumn): Unit =
     sort(indices, indices.clone(), 0, indices.length, keys)
 
+  /**
+   * Sorts each segment [starts(g), starts(g + 1)) of `indices` on its own: grouped rows sort in
+   * O(n log(group size)), and tiny groups by insertion alone.
+   */
+  def sortSegments(indices: Array[Int], starts: Array[Int], keys: KeyColumn): Unit = {
+    val tmp = new Array[Int](indices.length)
+    var g = 0
+    while (g + 1 < starts.length) {
+      sort(indices, tmp, starts(g), starts(g + 1), keys)
+      g += 1
+    }
+  }
+
   // Sorts a[lo, hi), using tmp[lo, hi) as scratch space.
   private def sort(a: Array[Int], tmp: Array[Int], lo: Int, hi: Int, keys: KeyColumn): Unit = {
     if (hi - lo < InsertionSortBelow) {

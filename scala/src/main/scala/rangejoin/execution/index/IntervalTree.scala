@@ -27,7 +27,8 @@ package rangejoin.execution.index
  * Under equality keys the positions are sorted by `a` within each key's segment only, and a
  * search covers [from, p) of one segment: `segmentStarts` restarts the prefix maxima at each
  * segment, so another segment's long interval never defeats the scan, and the tree skips every
- * subtree that ends before `from` (at most log n subtrees straddle it).
+ * subtree that ends before `from` (at most log n subtrees straddle it). When no segment is longer
+ * than the window (tiny key groups), no search reaches the tree, and its maxima are not built.
  */
 private[rangejoin] final class IntervalTree(private val b: Array[Long], segmentStarts: Array[Int] = Array())
   extends Serializable {
@@ -43,8 +44,36 @@ private[rangejoin] final class IntervalTree(private val b: Array[Long], segmentS
 
   private val size = ((1L << levels) - 1).toInt
 
-  /** maxB(i): the largest b in node i's subtree. */
-  private val maxB: Array[Long] = {
+  /** The segments [bounds(k), bounds(k + 1)): the whole tree when there are no segment starts. */
+  private val segmentBounds: Array[Int] = {
+    val bounds = new Array[Int](segmentStarts.length + 2)
+    var k = 0
+    while (k < segmentStarts.length) {
+      bounds(k + 1) = math.min(math.max(segmentStarts(k), 0), n)
+      k += 1
+    }
+    bounds(bounds.length - 1) = n
+    java.util.Arrays.sort(bounds)
+    bounds
+  }
+
+  /**
+   * Whether a search can reach the tree: only when some segment is longer than the scan window,
+   * which otherwise covers every search (a search stays within one segment).
+   */
+  private val searchesTree: Boolean = {
+    val bounds = segmentBounds
+    var k = 0
+    var longest = 0
+    while (k + 1 < bounds.length) {
+      longest = math.max(longest, bounds(k + 1) - bounds(k))
+      k += 1
+    }
+    longest > IntervalTree.ScanWindow
+  }
+
+  /** maxB(i): the largest b in node i's subtree; not built when no search reaches the tree. */
+  private val maxB: Array[Long] = if (!searchesTree) Array() else {
     val m = new Array[Long](size)
     var i = 0
     while (i < size) {
@@ -64,19 +93,18 @@ private[rangejoin] final class IntervalTree(private val b: Array[Long], segmentS
     m
   }
 
-  /** prefixMaxB(i): the largest b among positions s..i, s the start of i's segment (or 0). */
+  /** prefixMaxB(i): the largest b among positions s..i, s the start of i's segment. */
   private val prefixMaxB: Array[Long] = {
     val m = new Array[Long](n)
-    var next = 0 // the next segment start to pass
-    var i = 0
-    while (i < n) {
-      var restart = i == 0
-      while (next < segmentStarts.length && segmentStarts(next) <= i) {
-        restart ||= segmentStarts(next) == i
-        next += 1
+    val bounds = segmentBounds
+    var k = 0
+    while (k + 1 < bounds.length) {
+      var i = bounds(k)
+      while (i < bounds(k + 1)) {
+        m(i) = if (i == bounds(k)) b(i) else math.max(m(i - 1), b(i))
+        i += 1
       }
-      m(i) = if (restart) b(i) else math.max(m(i - 1), b(i))
-      i += 1
+      k += 1
     }
     m
   }

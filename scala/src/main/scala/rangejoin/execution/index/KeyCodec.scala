@@ -93,7 +93,15 @@ private[rangejoin] final case class LongCodec(keyType: DataType, encode: LongEnc
       if (keyRow.isNullAt(0)) nulls.set(i) else values(i) = encode(keyRow, 0)
     def isNull(i: Int): Boolean = nulls.get(i)
     def compare(i: Int, j: Int): Int = java.lang.Long.compare(values(i), values(j))
-    def stored(order: Array[Int]): ArrayData = UnsafeArrayData.fromPrimitiveArray(order.map(values))
+    def stored(order: Array[Int]): ArrayData = {
+      val sorted = new Array[Long](order.length) // written out: ArrayOps.map boxes each key
+      var i = 0
+      while (i < order.length) {
+        sorted(i) = values(order(i))
+        i += 1
+      }
+      UnsafeArrayData.fromPrimitiveArray(sorted)
+    }
   }
 
   override def sortedKeys(stored: ArrayData): SortedKeys = new LongKeys(stored, encode)

@@ -1,12 +1,13 @@
 package rangejoin.execution.index
 
-import org.apache.spark.sql.catalyst.expressions.UnsafeRow
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.types._
 
 /**
  * The per-key index's segments: under equality keys the buffer's keyed rows are grouped by their
  * equality key, and sorted by the range key within each group, so every search runs in one
- * segment, found by one hash lookup of the streamed row's equality key.
+ * segment, found by one lookup of the streamed row's equality key.
  * {{{
  *   equality key   chr1            chr2        chr3
  *   range key      2  5  5  9      1  4        7  8  8
@@ -16,38 +17,36 @@ import org.apache.spark.sql.types._
  * Keys compare as BroadcastHashJoin's do: as UnsafeRows, byte for byte (Spark's optimizer has
  * already normalized floating-point keys, and rewritten collated strings to their collation
  * keys), and a key with a NULL field matches nothing (`<=>` keys reach the join NULL-free).
+ * One integral, date or timestamp column ([[LongKeyGroups]]) is equal exactly when its longs
+ * are: it is kept and looked up as a long, as Spark's LongHashedRelation does.
  *
- * @param keys   each group's key, by group number
- * @param starts group g holds positions [starts(g), starts(g + 1)); one more entry than groups
+ * `starts`: group g holds positions [starts(g), starts(g + 1)); one more entry than groups.
  */
-private[rangejoin] final class KeyGroups(
-    keys: BroadcastRows,
-    val starts: Array[Int],
-    longKey: Option[DataType]) extends Serializable {
+private[rangejoin] sealed abstract class KeyGroups(val starts: Array[Int]) extends Serializable {
+  def numGroups: Int = starts.length - 1
+
+  def from(group: Int): Int = starts(group)
+
+  def until(group: Int): Int = starts(group + 1)
+}
+
+/** Each group's key as a long ([[encoder]]'s), by group number. */
+private[rangejoin] final class LongKeyGroups(keys: Array[Long], starts: Array[Int], keyType: DataType)
+  extends KeyGroups(starts) {
+  require(starts.length == keys.length + 1)
+
+  def encoder: LongEncoder = KeyCodec.longEncoder(keyType).get
+
+  /** Built once per JVM that reads the broadcast. */
+  @transient private lazy val lookup: LongToGroup = LongToGroup(keys)
+
+  /** The group of a key read as a long, or -1. */
+  def group(key: Long): Int = lookup.get(key)
+}
+
+/** Each group's key row, by group number. */
+private[rangejoin] final class RowKeyGroups(keys: BroadcastRows, starts: Array[Int]) extends KeyGroups(starts) {
   require(starts.length == keys.rows.length + 1)
-
-  def numGroups: Int = keys.rows.length
-
-  /**
-   * The key read as a long, when the key is one integral, date or timestamp column (whose
-   * equality is its long's): lookups then skip the key row and hash a primitive, as Spark's
-   * LongHashedRelation does.
-   */
-  val longEncoder: Option[LongEncoder] = longKey.flatMap(KeyCodec.longEncoder)
-
-  @transient private lazy val longLookup: LongToGroup = {
-    val encode = longEncoder.get
-    val map = new LongToGroup(numGroups)
-    var g = 0
-    while (g < numGroups) {
-      map.put(encode(keys.rows(g), 0), g)
-      g += 1
-    }
-    map
-  }
-
-  /** The group of a one-column key read as a long ([[longEncoder]]), or -1. */
-  def group(key: Long): Int = longLookup.get(key)
 
   /** Built once per JVM that reads the broadcast. */
   @transient private lazy val lookup: java.util.HashMap[UnsafeRow, Integer] = {
@@ -67,10 +66,14 @@ private[rangejoin] final class KeyGroups(
       val g = lookup.get(key)
       if (g == null) -1 else g.intValue()
     }
+}
 
-  def from(group: Int): Int = starts(group)
-
-  def until(group: Int): Int = starts(group + 1)
+/**
+ * The group of a streamed row's equality key (-1: none), once per streamed row: a SAM returning a
+ * primitive, where a Function1 to Int would box the group number on every call.
+ */
+private[rangejoin] trait GroupOf {
+  def apply(row: InternalRow): Int
 }
 
 private[rangejoin] object KeyGroups {
@@ -79,32 +82,80 @@ private[rangejoin] object KeyGroups {
     case ByteType | ShortType | IntegerType | LongType | DateType | TimestampType | TimestampNTZType => true
     case _ => false
   }
-}
 
-/** An open-addressing map from long keys to group numbers, sized once for `n` keys. */
-private final class LongToGroup(n: Int) {
-  private[this] val mask = Integer.highestOneBit(math.max(4, n) * 2) * 2 - 1
-  private[this] val keys = new Array[Long](mask + 1)
-  private[this] val groups = Array.fill(mask + 1)(-1)
-
-  private def slot(key: Long): Int = {
-    val h = key * 0x9E3779B97F4A7C15L
-    (h ^ (h >>> 32)).toInt & mask
+  /** Numbers the buffered rows' equality keys, `keys` bound to the rows, on the driver. */
+  def numbering(keys: Seq[Expression]): Numbering = keys match {
+    case Seq(k) if isLongKey(k.dataType) => new LongNumbering(k)
+    case _ => new RowNumbering(keys)
   }
 
-  def put(key: Long, group: Int): Unit = {
-    var i = slot(key)
-    while (groups(i) >= 0 && keys(i) != key) i = (i + 1) & mask
-    keys(i) = key
-    groups(i) = group
+  /**
+   * Gives each distinct key a group number as rows are read (the first key read is group 0),
+   * then makes the [[KeyGroups]] once the rows are placed.
+   */
+  sealed abstract class Numbering {
+    /** The group of `row`'s key, new if the key is; -1 when the key has a NULL. */
+    def groupOf(row: InternalRow): Int
+
+    def numGroups: Int
+
+    def groups(starts: Array[Int]): KeyGroups
   }
 
-  def get(key: Long): Int = {
-    var i = slot(key)
-    while (groups(i) >= 0) {
-      if (keys(i) == key) return groups(i)
-      i = (i + 1) & mask
+  private final class LongNumbering(key: Expression) extends Numbering {
+    private[this] val encode = KeyCodec.longEncoder(key.dataType).get
+    // A column is read in place; any other key is projected first.
+    private[this] val (keyOf, ordinal) = key match {
+      case BoundReference(o, _, _) => ((r: InternalRow) => r, o)
+      case other => (UnsafeProjection.create(Seq(other)): InternalRow => InternalRow, 0)
     }
-    -1
+    private[this] val known = new HashedLongToGroup(1024)
+    private[this] var keys = new Array[Long](1024)
+    private[this] var count = 0
+
+    override def groupOf(row: InternalRow): Int = {
+      val k = keyOf(row)
+      if (k.isNullAt(ordinal)) -1
+      else {
+        val key = encode(k, ordinal)
+        val g = known.getOrAdd(key, count)
+        if (g == count) {
+          if (count == keys.length) keys = java.util.Arrays.copyOf(keys, 2 * count)
+          keys(count) = key
+          count += 1
+        }
+        g
+      }
+    }
+
+    override def numGroups: Int = count
+
+    override def groups(starts: Array[Int]): KeyGroups =
+      new LongKeyGroups(java.util.Arrays.copyOf(keys, count), starts, key.dataType)
+  }
+
+  private final class RowNumbering(keys: Seq[Expression]) extends Numbering {
+    private[this] val keyOf = UnsafeProjection.create(keys)
+    private[this] val known = new java.util.HashMap[UnsafeRow, Integer]
+    private[this] val keyRows = scala.collection.mutable.ArrayBuffer.empty[InternalRow]
+
+    override def groupOf(row: InternalRow): Int = {
+      val key = keyOf(row)
+      if (key.anyNull()) -1
+      else {
+        val g = known.get(key)
+        if (g != null) g.intValue()
+        else {
+          val copy = key.copy()
+          known.put(copy, keyRows.size)
+          keyRows += copy
+          keyRows.size - 1
+        }
+      }
+    }
+
+    override def numGroups: Int = keyRows.size
+
+    override def groups(starts: Array[Int]): KeyGroups = new RowKeyGroups(new BroadcastRows(keyRows.toArray), starts)
   }
 }

@@ -3,7 +3,7 @@ package rangejoin.execution.index
 import scala.util.control.NonFatal
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Expression, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.{Expression, UnsafeProjection}
 import org.apache.spark.sql.catalyst.util.ArrayData
 
 /**
@@ -70,10 +70,9 @@ private[rangejoin] object SortedBuffer {
     val seconds = new Array[Long](if (secondKey.isDefined) rows.length else 0)
     val unkeyed = new java.util.BitSet // a NULL second key or equality key
     val groupOf = new Array[Int](if (groupKeys.nonEmpty) rows.length else 0)
-    val groupRows = new java.util.HashMap[UnsafeRow, Integer]
+    val numbering = if (groupKeys.nonEmpty) Some(KeyGroups.numbering(groupKeys)) else None
     val evaluated = try {
       val keyOf = UnsafeProjection.create(key +: secondKey.toSeq)
-      val equalityKeyOf = UnsafeProjection.create(groupKeys)
       val encodeSecond = secondKey.map(k => KeyCodec.longEncoder(k.dataType).getOrElse(
         throw new IllegalArgumentException(s"an interval index needs a key ordered as a long: $k")))
       var i = 0
@@ -83,16 +82,9 @@ private[rangejoin] object SortedBuffer {
         encodeSecond.foreach { encode =>
           if (keyRow.isNullAt(1)) unkeyed.set(i) else seconds(i) = encode(keyRow, 1)
         }
-        if (groupKeys.nonEmpty) {
-          val equalityKey = equalityKeyOf(rows(i))
-          if (equalityKey.anyNull()) unkeyed.set(i)
-          else {
-            val known = groupRows.get(equalityKey)
-            groupOf(i) = if (known != null) known.intValue() else {
-              groupRows.put(equalityKey.copy(), groupRows.size)
-              groupRows.size - 1
-            }
-          }
+        numbering.foreach { n =>
+          groupOf(i) = n.groupOf(rows(i))
+          if (groupOf(i) < 0) unkeyed.set(i)
         }
         i += 1
       }
@@ -104,42 +96,79 @@ private[rangejoin] object SortedBuffer {
       return new SortedBuffer(new BroadcastRows(rows), false, codec.newColumn(0).stored(Array()),
         Array(), Array(), None)
     }
-    val (keyedByKey, unmatchable) = rows.indices.toArray.partition(i => !keys.isNull(i) && !unkeyed.get(i))
-    IndexSort.sort(keyedByKey, keys)
-    val (keyed, groups) =
-      if (groupKeys.isEmpty) (keyedByKey, None)
-      else {
-        val (grouped, starts) = byGroup(keyedByKey, groupOf, groupRows.size)
-        val keyRows = new Array[InternalRow](groupRows.size)
-        groupRows.forEach((row, g) => keyRows(g) = row)
-        val longKey = groupKeys match {
-          case Seq(k) if KeyGroups.isLongKey(k.dataType) => Some(k.dataType)
-          case _ => None
-        }
-        (grouped, Some(new KeyGroups(new BroadcastRows(keyRows), starts, longKey)))
-      }
+    val (keyedRows, unmatchable) = partition(rows.length, i => !keys.isNull(i) && !unkeyed.get(i))
+    val (keyed, groups) = numbering match {
+      case None =>
+        IndexSort.sort(keyedRows, keys)
+        (keyedRows, None)
+      case Some(n) =>
+        // Grouped first, then each group sorted: both stable, so ties keep their input order.
+        val (grouped, starts) = byGroup(keyedRows, groupOf, n.numGroups)
+        IndexSort.sortSegments(grouped, starts, keys)
+        (grouped, Some(n.groups(starts)))
+    }
     val order = keyed ++ unmatchable
-    new SortedBuffer(new BroadcastRows(order.map(rows)), true, keys.stored(keyed), order,
-      if (secondKey.isDefined) keyed.map(seconds) else Array(), groups)
+    val sortedRows = new Array[InternalRow](order.length)
+    var i = 0
+    while (i < order.length) {
+      sortedRows(i) = rows(order(i))
+      i += 1
+    }
+    val sortedSeconds = new Array[Long](if (secondKey.isDefined) keyed.length else 0)
+    i = 0
+    while (i < sortedSeconds.length) {
+      sortedSeconds(i) = seconds(keyed(i))
+      i += 1
+    }
+    new SortedBuffer(new BroadcastRows(sortedRows), true, keys.stored(keyed), order, sortedSeconds, groups)
+  }
+
+  // The loops here and below are written out: ArrayOps' map and partition box every Int.
+
+  /** 0 until n split by `keyed`, each part in order. */
+  private def partition(n: Int, keyed: Int => Boolean): (Array[Int], Array[Int]) = {
+    val in = new Array[Int](n)
+    val out = new Array[Int](n)
+    var ins = 0
+    var outs = 0
+    var i = 0
+    while (i < n) {
+      if (keyed(i)) {
+        in(ins) = i
+        ins += 1
+      } else {
+        out(outs) = i
+        outs += 1
+      }
+      i += 1
+    }
+    (java.util.Arrays.copyOf(in, ins), java.util.Arrays.copyOf(out, outs))
   }
 
   /**
-   * `sorted` (row indices in key order) regrouped by group, stably, so each group stays in key
-   * order: a counting sort, O(n + groups). Returns the order and each group's start.
+   * `rows` (row indices) regrouped by group, stably: a counting sort, O(n + groups). Returns the
+   * order and each group's start.
    */
-  private def byGroup(sorted: Array[Int], groupOf: Array[Int], numGroups: Int): (Array[Int], Array[Int]) = {
+  private def byGroup(rows: Array[Int], groupOf: Array[Int], numGroups: Int): (Array[Int], Array[Int]) = {
     val starts = new Array[Int](numGroups + 1)
-    sorted.foreach(i => starts(groupOf(i) + 1) += 1)
+    var j = 0
+    while (j < rows.length) {
+      starts(groupOf(rows(j)) + 1) += 1
+      j += 1
+    }
     var g = 0
     while (g < numGroups) {
       starts(g + 1) += starts(g)
       g += 1
     }
     val next = starts.clone()
-    val grouped = new Array[Int](sorted.length)
-    sorted.foreach { i =>
+    val grouped = new Array[Int](rows.length)
+    j = 0
+    while (j < rows.length) {
+      val i = rows(j)
       grouped(next(groupOf(i))) = i
       next(groupOf(i)) += 1
+      j += 1
     }
     (grouped, starts)
   }

@@ -1,0 +1,54 @@
+package rangejoin.execution
+
+import scala.util.Random
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import rangejoin.execution.index.{HashedLongToGroup, LongToGroup}
+
+/**
+ * The long-key group lookup against a map: dense keys (an array), sparse ones (a hash table),
+ * extremes whose span overflows a long, and keys just outside the dense range.
+ */
+class LongToGroupSuite extends AnyFunSuite {
+
+  private def check(keys: Array[Long], probes: Seq[Long]): Unit = {
+    val lookup = LongToGroup(keys)
+    val expected = keys.zipWithIndex.toMap
+    for (k <- probes ++ keys) {
+      assert(lookup.get(k) == expected.getOrElse(k, -1), s"key $k among ${keys.take(8).mkString(",")}...")
+    }
+  }
+
+  private def around(keys: Array[Long]): Seq[Long] =
+    keys.flatMap(k => Seq(k - 1, k + 1)).toSeq ++ Seq(Long.MinValue, Long.MaxValue, 0L, -1L)
+
+  test("dense keys: every key's group, nothing for a key between or outside them") {
+    val rnd = new Random(3)
+    for (n <- Seq(0, 1, 2, 17, 1000); base <- Seq(0L, -500L, Long.MinValue, Long.MaxValue - 5000)) {
+      val keys = rnd.shuffle((0 until 4 * n by 3).map(base + _)).take(n).toArray
+      check(keys, around(keys))
+    }
+  }
+
+  test("sparse keys and spans that overflow a long: hashed, still exact") {
+    val rnd = new Random(5)
+    for (n <- Seq(1, 3, 100, 5000)) {
+      val keys = Array.fill(n)(rnd.nextLong()).distinct
+      check(keys, around(keys) ++ Seq.fill(200)(rnd.nextLong()))
+    }
+    check(Array(Long.MinValue, Long.MaxValue), Seq(0L, -1L, Long.MinValue + 1, Long.MaxValue - 1))
+    check(Array(Long.MinValue, 0L, Long.MaxValue), Seq(1L, -1L))
+  }
+
+  test("the driver's numbering: a key's first group is kept as the table grows") {
+    val map = new HashedLongToGroup(1)
+    val keys = (0 until 10000).map(i => (i.toLong * 7919) ^ (i.toLong << 40))
+    keys.zipWithIndex.foreach { case (k, g) => assert(map.getOrAdd(k, g) == g) }
+    keys.zipWithIndex.foreach { case (k, g) =>
+      assert(map.getOrAdd(k, -5) == g)
+      assert(map.get(k) == g)
+    }
+    assert(map.get(-1L) == -1)
+  }
+}
