@@ -36,5 +36,21 @@ class BroadcastRowsSuite extends AnyFunSuite {
         assert(back.rows.map(_.numFields).toSeq == original.map(_.numFields).toSeq)
       }
     }
+
+    test(s"$name serialization: rows larger than the copy buffer and a read block, and rows of no fields, among small ones") {
+      val wide = UnsafeProjection.create(Array[DataType](LongType, StringType))
+      val empty = UnsafeProjection.create(Array[DataType]())
+      val original = (0 until 50).map { i =>
+        if (i % 7 == 3) empty(new GenericInternalRow(Array[Any]())).copy(): InternalRow
+        else {
+          val length = if (i % 10 == 0) 600000 + i else i // larger than the 64 KB copy buffer, and a 512 KB block
+          wide(new GenericInternalRow(Array[Any](i.toLong, UTF8String.fromString("y" * length)))).copy(): InternalRow
+        }
+      }.toArray
+      val instance = serializer.newInstance()
+      val back = instance.deserialize[BroadcastRows](instance.serialize(new BroadcastRows(original)))
+      assert(back.rows.toSeq == original.toSeq)
+      assert(back.rows.map(_.numFields).toSeq == original.map(_.numFields).toSeq)
+    }
   }
 }

@@ -30,58 +30,114 @@ private[rangejoin] final class BroadcastRows(private var data: Array[InternalRow
 
   override def read(kryo: Kryo, in: Input): Unit = read(new KryoDataInput(in))
 
+  // The stream: the row count; each row's field count and size (big-endian ints, as
+  // DataOutput.writeInt writes them); then every row's bytes. Both directions move whole
+  // buffers, not rows: a call into an ObjectOutputStream per row cost more than the copy.
+
   private def write(out: DataOutput): Unit = {
     out.writeInt(data.length)
-    data.foreach { r =>
-      val row = r.asInstanceOf[UnsafeRow]
-      out.writeInt(row.numFields)
-      out.writeInt(row.getSizeInBytes)
+    val buffer = new Array[Byte](BroadcastRows.BufferSize)
+    var used = 0
+    var i = 0
+    while (i < data.length) {
+      if (used + 8 > buffer.length) {
+        out.write(buffer, 0, used)
+        used = 0
+      }
+      val row = data(i).asInstanceOf[UnsafeRow]
+      BroadcastRows.putInt(buffer, used, row.numFields)
+      BroadcastRows.putInt(buffer, used + 4, row.getSizeInBytes)
+      used += 8
+      i += 1
     }
-    val buffer = new Array[Byte](64 * 1024)
-    data.foreach { r =>
-      val row = r.asInstanceOf[UnsafeRow]
+    i = 0
+    while (i < data.length) {
+      val row = data(i).asInstanceOf[UnsafeRow]
+      val size = row.getSizeInBytes
       var done = 0
-      while (done < row.getSizeInBytes) {
-        val n = math.min(buffer.length, row.getSizeInBytes - done)
+      while (done < size) {
+        if (used == buffer.length) {
+          out.write(buffer, 0, used)
+          used = 0
+        }
+        val n = math.min(buffer.length - used, size - done)
         Platform.copyMemory(row.getBaseObject, row.getBaseOffset + done, buffer,
-          Platform.BYTE_ARRAY_OFFSET, n)
-        out.write(buffer, 0, n)
+          Platform.BYTE_ARRAY_OFFSET + used, n)
+        used += n
         done += n
       }
+      i += 1
     }
+    if (used > 0) out.write(buffer, 0, used)
   }
 
   private def read(in: DataInput): Unit = {
     val n = in.readInt()
     val fields = new Array[Int](n)
     val sizes = new Array[Int](n)
+    val header = new Array[Byte](BroadcastRows.BufferSize)
     var i = 0
     while (i < n) {
-      fields(i) = in.readInt()
-      sizes(i) = in.readInt()
-      i += 1
+      val count = math.min(n - i, header.length / 8)
+      in.readFully(header, 0, 8 * count)
+      var k = 0
+      while (k < count) {
+        fields(i + k) = BroadcastRows.getInt(header, 8 * k)
+        sizes(i + k) = BroadcastRows.getInt(header, 8 * k + 4)
+        k += 1
+      }
+      i += count
     }
-    // One array while the rows fit in one; a row never spans two.
-    data = new Array[InternalRow](n)
-    var block: Array[Byte] = null
-    var offset = 0
+    var remaining = 0L
     i = 0
     while (i < n) {
-      if (block == null || offset + sizes(i) > block.length) {
-        var remaining = 0L
-        var j = i
-        while (j < n) { remaining += sizes(j); j += 1 }
-        block = new Array[Byte](math.max(sizes(i).toLong, math.min(remaining, Int.MaxValue - 16L)).toInt)
-        offset = 0
-      }
-      in.readFully(block, offset, sizes(i))
-      val row = new UnsafeRow(fields(i))
-      row.pointTo(block, Platform.BYTE_ARRAY_OFFSET + offset, sizes(i))
-      data(i) = row
-      offset += sizes(i)
+      remaining += sizes(i)
       i += 1
     }
+    // Rows packed into arrays of ChunkSize; a row never spans two. Each array is read whole.
+    data = new Array[InternalRow](n)
+    i = 0
+    while (i < n) {
+      val block = new Array[Byte](math.max(sizes(i).toLong, math.min(remaining, BroadcastRows.ChunkSize.toLong)).toInt)
+      var end = i
+      var bytes = 0L
+      while (end < n && bytes + sizes(end) <= block.length) {
+        bytes += sizes(end)
+        end += 1
+      }
+      in.readFully(block, 0, bytes.toInt)
+      remaining -= bytes
+      var offset = 0
+      while (i < end) {
+        val row = new UnsafeRow(fields(i))
+        row.pointTo(block, Platform.BYTE_ARRAY_OFFSET + offset, sizes(i))
+        data(i) = row
+        offset += sizes(i)
+        i += 1
+      }
+    }
   }
+}
+
+private object BroadcastRows {
+  val BufferSize: Int = 64 * 1024
+
+  /**
+   * The size of the arrays a deserialized payload's rows are packed into: below
+   * G1's humongous-object threshold (half a region, 1 MB at the smallest), so the arrays are
+   * allocated and collected as ordinary young objects; a larger one starts a collection.
+   */
+  val ChunkSize: Int = 512 * 1024
+
+  def putInt(buffer: Array[Byte], at: Int, v: Int): Unit = {
+    buffer(at) = (v >>> 24).toByte
+    buffer(at + 1) = (v >>> 16).toByte
+    buffer(at + 2) = (v >>> 8).toByte
+    buffer(at + 3) = v.toByte
+  }
+
+  def getInt(buffer: Array[Byte], at: Int): Int =
+    (buffer(at) & 0xff) << 24 | (buffer(at + 1) & 0xff) << 16 | (buffer(at + 2) & 0xff) << 8 | (buffer(at + 3) & 0xff)
 }
 
 /** Kryo's streams seen as java.io's data streams, so one codec serves both serializers. */

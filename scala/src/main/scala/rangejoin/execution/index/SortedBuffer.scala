@@ -75,15 +75,18 @@ private[rangejoin] object SortedBuffer {
       val keyOf = UnsafeProjection.create(key +: secondKey.toSeq)
       val encodeSecond = secondKey.map(k => KeyCodec.longEncoder(k.dataType).getOrElse(
         throw new IllegalArgumentException(s"an interval index needs a key ordered as a long: $k")))
+      // Nulls rather than Options inside the loop: a closure per row otherwise.
+      val encode = encodeSecond.orNull
+      val number = numbering.orNull
       var i = 0
       while (i < rows.length) {
         val keyRow = keyOf(rows(i))
         keys.set(i, keyRow)
-        encodeSecond.foreach { encode =>
+        if (encode != null) {
           if (keyRow.isNullAt(1)) unkeyed.set(i) else seconds(i) = encode(keyRow, 1)
         }
-        numbering.foreach { n =>
-          groupOf(i) = n.groupOf(rows(i))
+        if (number != null) {
+          groupOf(i) = number.groupOf(rows(i))
           if (groupOf(i) < 0) unkeyed.set(i)
         }
         i += 1
