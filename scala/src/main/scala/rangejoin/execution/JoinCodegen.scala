@@ -107,7 +107,7 @@ private[execution] trait JoinCodegen extends CodegenSupport {
   private def passes(
       ctx: CodegenContext,
       input: Seq[ExprCode],
-      task: String,
+      sorted: String,
       bufferedRow: String,
       pass: String): String = {
     def test(e: Option[Expression]): String = e match {
@@ -126,7 +126,7 @@ private[execution] trait JoinCodegen extends CodegenSupport {
     }
     s"""
        |boolean $pass;
-       |if ($task.sorted()) {
+       |if ($sorted) {
        |  ${test(residual)}
        |} else {
        |  ${test(Some(condition))}
@@ -153,7 +153,8 @@ private[execution] trait JoinCodegen extends CodegenSupport {
     val rows = ctx.addMutableState("InternalRow[]", "bufferedRows", v => s"$v = $task.rows();", forceInline = true)
     val numOutput = metricTerm(ctx, "numOutputRows")
     val examined = metricTerm(ctx, "numCandidates")
-    val test = passes(ctx, input, task, bufferedRow, pass)
+    val sorted = ctx.freshName("sorted")
+    val test = passes(ctx, input, sorted, bufferedRow, pass)
     val bufferedVars = bufferedColumns(ctx, bufferedRow, padded)
     val resultVars = if (streamedIsLeft) input ++ bufferedVars else bufferedVars ++ input
     // Counted in a local and added to the metric once per streamed row: a parent's `continue`
@@ -164,8 +165,11 @@ private[execution] trait JoinCodegen extends CodegenSupport {
        |  ${consume(ctx, resultVars)}
      """.stripMargin
     // Candidate i: its row, and whether the pair passes; a failing pair goes to the next one.
+    // A buffered row is always an UnsafeRow (BroadcastRows carries nothing else): typed so, as
+    // Spark's BroadcastNestedLoopJoin types its own, its getters are calls to a final class.
+    // `sorted` is read once per streamed row, outside the loop.
     val candidate = s"""
-       |    $bufferedRow = $rows[$i];
+       |    $bufferedRow = (UnsafeRow) $rows[$i];
        |    $test
        |    if (!$pass) continue;
        |    $matched = true;
@@ -176,7 +180,7 @@ private[execution] trait JoinCodegen extends CodegenSupport {
          |int $end = $task.runUntil();
          |if ($end > $task.runFrom()) $examined.add((long) ($end - $task.runFrom()));
          |for (int $i = $task.runFrom(); $i < ${if (padded) s"$end + 1" else end}; $i++) {
-         |  InternalRow $bufferedRow = null;
+         |  UnsafeRow $bufferedRow = null;
          |  if ($i < $end) {
          |    $candidate
          |  } else if ($matched) {
@@ -188,7 +192,7 @@ private[execution] trait JoinCodegen extends CodegenSupport {
     } else {
       s"""
          |for (int $i = $task.next(); $i != -2; $i = $i == -1 ? -2 : $task.next()) {
-         |  InternalRow $bufferedRow = null;
+         |  UnsafeRow $bufferedRow = null;
          |  if ($i >= 0) {
          |    $looked++;
          |    $candidate
@@ -203,6 +207,7 @@ private[execution] trait JoinCodegen extends CodegenSupport {
     s"""
        |long $produced = 0L;
        |boolean $matched = false;
+       |boolean $sorted = $task.sorted();
        |$loop
        |if ($produced > 0) $numOutput.add($produced);
      """.stripMargin
@@ -220,11 +225,12 @@ private[execution] trait JoinCodegen extends CodegenSupport {
     val pass = ctx.freshName("pass")
     val numOutput = metricTerm(ctx, "numOutputRows")
     val examined = metricTerm(ctx, "numCandidates")
-    val test = passes(ctx, input, task, bufferedRow, pass)
+    val sorted = ctx.freshName("sorted")
+    val test = passes(ctx, input, sorted, bufferedRow, pass)
     val scan = ctx.freshName("scan")
     val settledWhole = if (residual.isEmpty) {
       s"""
-         |if ($task.sorted()) {
+         |if ($sorted) {
          |  if ($task.isRun()) {
          |    $matched = $task.runFrom() < $task.runUntil();
          |  } else {
@@ -245,12 +251,13 @@ private[execution] trait JoinCodegen extends CodegenSupport {
     s"""
        |boolean $matched = false;
        |boolean $scan = true;
+       |boolean $sorted = $task.sorted();
        |$settledWhole
        |if ($scan) {
        |  int $i;
        |  while (($i = $task.next()) >= 0) {
        |    $looked++;
-       |    InternalRow $bufferedRow = $task.row($i);
+       |    UnsafeRow $bufferedRow = (UnsafeRow) $task.row($i);
        |    $test
        |    if ($pass) {
        |      $matched = true;
