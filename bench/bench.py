@@ -7,8 +7,7 @@ pyspark and duckdb (and matplotlib, for the chart). See bench/README.md.
 The data is generated once per scale, by DuckDB, into Parquet files under bench/data/; Spark and
 DuckDB read the same files. Spark runs embedded on local[2], with ``spark.rangejoin.enabled=true``
 (rangejoin) or ``false`` (stock Spark); DuckDB runs in-process with 2 threads. Every query runs
-once untimed (warm-up), then is timed ``--repeat`` times (7 for a query under a second); the best
-time counts. Stock Spark runs at
+once untimed (warm-up), then is timed ``--repeat`` times; the best time counts. Stock Spark runs at
 a reduced size, with its full-size time extrapolated, where it would take longer than
 ``--stock-limit`` seconds. Each workload also has a floor: Spark doing the workload's scanning (or,
 for W4, producing its rows) without the join; W6-W9, which run at two sizes, have one per size.
@@ -173,25 +172,17 @@ def index_of(join: Optional[str]) -> Optional[str]:
     return found.group(1) if found else None
 
 
-# A query whose first timed run takes less than this many seconds is timed SHORT_QUERY_RUNS times
-# instead of --repeat (when --repeat is at least 3): sub-second times move by 20% from run to
-# run on a shared machine, and a best of 3 then decides a ratio near 1 by chance.
-SHORT_QUERY_SECONDS = 1.0
-SHORT_QUERY_RUNS = 7
-
-
 def timed(label: str, run, repeat: int, warm=True) -> dict:
     """A warm-up run (unless ``warm`` is False: the caller just ran it), then ``repeat`` timed
-    runs, or SHORT_QUERY_RUNS for a short query; every run must give the same answer. Returns
-    answer, times, best, and the last run's extras (DataFrame, input records)."""
+    runs; every run must give the same answer. Returns answer, times, best, and the last run's
+    extras (DataFrame, input records)."""
     extra = None
     if warm:
         answer, _, *extra = run()
     else:
         answer = None
     times = []
-    while len(times) < (SHORT_QUERY_RUNS if repeat >= 3 and times and times[0] < SHORT_QUERY_SECONDS
-                        else repeat):
+    for _ in range(repeat):
         again, seconds, *extra = run()
         if answer is not None and again != answer:
             raise BenchError(f"{label} answered {again}, then {answer}")
@@ -520,9 +511,7 @@ def main(argv=None) -> int:
     con.execute("SET enable_progress_bar = false")
     manifest = wl.ensure_data(con, args.data_dir, args.scale, log)
     log(f"Starting Spark (local[{THREADS}]) ...")
-    results = {"args": dict(vars(args), short_query_seconds=SHORT_QUERY_SECONDS,
-                            short_query_runs=SHORT_QUERY_RUNS if args.repeat >= 3 else args.repeat),
-               "full_run": full_run,
+    results = {"args": {k: v for k, v in vars(args).items()}, "full_run": full_run,
                "manifest": manifest, "workloads": []}
     status = 0
     started = time.perf_counter()
@@ -531,8 +520,7 @@ def main(argv=None) -> int:
         results["machine"] = info
         log(f"rangejoin {info['rangejoin']}, Spark {info['spark']}, DuckDB {info['duckdb']}, "
             f"{info['java']}; {info['cores']} CPUs, load average {info['load_at_start']:.1f}; "
-            f"scale {args.scale:g}, best of {args.repeat} (of {SHORT_QUERY_RUNS} under "
-            f"{SHORT_QUERY_SECONDS:g} s) after a warm-up run")
+            f"scale {args.scale:g}, best of {args.repeat} after a warm-up run")
         engines = Engines(spark, con, manifest)
         try:
             if not args.no_warmup:

@@ -37,14 +37,6 @@ for _binned in ("W12 BETWEEN large", "W12 overlap large"):
     RATIO_TARGETS[_binned] = [("rangejoin/DuckDB", "<=", 10), ("stock/rangejoin", ">=", 1)]
 
 
-def short_runs(args: dict) -> str:
-    """How short queries were timed, for runs that timed them more often (older results: none)."""
-    runs, seconds = args.get("short_query_runs"), args.get("short_query_seconds")
-    if not runs or runs <= args["repeat"]:
-        return ""
-    return f" ({runs} for a query whose first timed run took under {seconds:g} s)"
-
-
 def queries(results):
     for w in results["workloads"]:
         for q in w["queries"]:
@@ -195,8 +187,7 @@ def text_table(results) -> str:
     scale = results["args"]["scale"]
     out.append("")
     warm = "" if results["args"].get("no_warmup") else " after a warm-up run"
-    out.append(f"Best of {results['args']['repeat']} timed run{'s' if results['args']['repeat'] > 1 else ''}"
-               f"{short_runs(results['args'])}{warm}, in seconds; "
+    out.append(f"Best of {results['args']['repeat']} timed run{'s' if results['args']['repeat'] > 1 else ''}{warm}, in seconds; "
                f"scale {scale:g}" + ("" if scale == 1 else " (the targets are for scale 1)") + ".")
     out.append("rj = rangejoin. floor: Spark without the join (see docs/benchmarks.md).")
     for note in reduced_notes(results):
@@ -266,7 +257,7 @@ def markdown(results, chart_file: Optional[str]) -> str:
             ["DuckDB", f"in-process, `SET threads = {m['duckdb_threads']}`"],
             ["timing", ("per query and engine: " + ("" if a.get("no_warmup") else
                         "one untimed warm-up run, then ") + (f"the best of {a['repeat']} timed runs"
-                        f"{short_runs(a)}" if a["repeat"] > 1 else "one timed run") + "; a run is the wall time of "
+                        if a["repeat"] > 1 else "one timed run") + "; a run is the wall time of "
                         "planning, running and fetching the (one-row) answer")],
         ]),
         "",
