@@ -43,7 +43,7 @@ class BroadcastRowsSuite extends AnyFunSuite {
       val original = (0 until 50).map { i =>
         if (i % 7 == 3) empty(new GenericInternalRow(Array[Any]())).copy(): InternalRow
         else {
-          val length = if (i % 10 == 0) 600000 + i else i // larger than the 64 KB copy buffer, and a 512 KB block
+          val length = if (i % 10 == 0) 600000 + i else i // larger than the 64 KB copy buffer and a 256 KB read block
           wide(new GenericInternalRow(Array[Any](i.toLong, UTF8String.fromString("y" * length)))).copy(): InternalRow
         }
       }.toArray

@@ -123,11 +123,12 @@ private object BroadcastRows {
   val BufferSize: Int = 64 * 1024
 
   /**
-   * The size of the arrays a deserialized payload's rows are packed into: below
-   * G1's humongous-object threshold (half a region, 1 MB at the smallest), so the arrays are
-   * allocated and collected as ordinary young objects; a larger one starts a collection.
+   * The size of the arrays a deserialized payload's rows are packed into: with its header, well
+   * below G1's humongous-object threshold (half a region; regions are 1 MB at the smallest), so
+   * the arrays are allocated and collected as ordinary young objects, where a humongous one
+   * starts a collection. (A 512 KB array is humongous in 1 MB regions: the header tips it over.)
    */
-  val ChunkSize: Int = 512 * 1024
+  val ChunkSize: Int = 256 * 1024
 
   def putInt(buffer: Array[Byte], at: Int, v: Int): Unit = {
     buffer(at) = (v >>> 24).toByte
