@@ -12,8 +12,10 @@ import rangejoin.execution.index.{HashedLongToGroup, LongToGroup}
  */
 class LongToGroupSuite extends AnyFunSuite {
 
-  private def check(keys: Array[Long], probes: Seq[Long]): Unit = {
+  private def check(keys: Array[Long], probes: Seq[Long], layout: String): Unit = {
     val lookup = LongToGroup(keys)
+    // The layout is what each test is about: a dense test answered by the hash table tests nothing.
+    assert(lookup.getClass.getSimpleName == layout, s"${keys.length} keys")
     val expected = keys.zipWithIndex.toMap
     for (k <- probes ++ keys) {
       assert(lookup.get(k) == expected.getOrElse(k, -1), s"key $k among ${keys.take(8).mkString(",")}...")
@@ -27,7 +29,7 @@ class LongToGroupSuite extends AnyFunSuite {
     val rnd = new Random(3)
     for (n <- Seq(0, 1, 2, 17, 1000); base <- Seq(0L, -500L, Long.MinValue, Long.MaxValue - 5000)) {
       val keys = rnd.shuffle((0 until 4 * n by 3).map(base + _)).take(n).toArray
-      check(keys, around(keys))
+      check(keys, around(keys), if (n == 0) "HashedLongToGroup" else "DenseLongToGroup")
     }
   }
 
@@ -35,10 +37,12 @@ class LongToGroupSuite extends AnyFunSuite {
     val rnd = new Random(5)
     for (n <- Seq(1, 3, 100, 5000)) {
       val keys = Array.fill(n)(rnd.nextLong()).distinct
-      check(keys, around(keys) ++ Seq.fill(200)(rnd.nextLong()))
+      // One key spans one value: dense. More random longs span far more than 4x their count.
+      check(keys, around(keys) ++ Seq.fill(200)(rnd.nextLong()),
+        if (keys.length == 1) "DenseLongToGroup" else "HashedLongToGroup")
     }
-    check(Array(Long.MinValue, Long.MaxValue), Seq(0L, -1L, Long.MinValue + 1, Long.MaxValue - 1))
-    check(Array(Long.MinValue, 0L, Long.MaxValue), Seq(1L, -1L))
+    check(Array(Long.MinValue, Long.MaxValue), Seq(0L, -1L, Long.MinValue + 1, Long.MaxValue - 1), "HashedLongToGroup")
+    check(Array(Long.MinValue, 0L, Long.MaxValue), Seq(1L, -1L), "HashedLongToGroup")
   }
 
   test("the driver's numbering: a key's first group is kept as the table grows") {
