@@ -4,7 +4,7 @@ buffered row per key to thousands. The numbers behind docs/design.md's "Equality
 range": where, if anywhere, the hash join wins. 600K points and 60K intervals as cached views,
 local[2]; each engine runs the query in turn, best of the runs after a warm-up round.
 
-    .venv/bin/python bench/keyed_groups.py [--rounds 3] [--runs 4]
+    .venv/bin/python bench/keyed_groups.py [--rounds 4] [--runs 4]
 """
 
 import argparse
@@ -27,7 +27,7 @@ QUERY = ("SELECT count(*) AS n, sum(p.id + i.id) AS ids FROM gp p JOIN gi i "
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of both engines per size")
+    parser.add_argument("--rounds", type=int, default=4, help="rounds of both engines per size")
     parser.add_argument("--runs", type=int, default=4, help="timed runs per engine per round")
     args = parser.parse_args()
     span = 10 * POINTS
