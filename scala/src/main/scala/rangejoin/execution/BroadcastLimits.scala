@@ -18,6 +18,12 @@ private[execution] object BroadcastLimits {
 
   final case class Collected(rows: Array[InternalRow], bytes: Long)
 
+  /** Fails as Spark would if `numRows` rows of `bytes` in all (already collected) exceed the limits. */
+  def check(numRows: Long, bytes: Long, maxBytes: Long, maxRows: Long = MaxRows): Unit = {
+    if (numRows >= maxRows) throw SparkInternals.tooManyRowsToBroadcast(maxRows, numRows)
+    if (bytes >= maxBytes) throw SparkInternals.tooManyBytesToBroadcast(maxBytes, bytes)
+  }
+
   /**
    * The `numRows` rows of `rows`, within the limits: at most `maxRows` rows, and `maxBytes` bytes
    * (Spark's `spark.sql.maxBroadcastTableSize`). The rows are kept as they come, not copied: each

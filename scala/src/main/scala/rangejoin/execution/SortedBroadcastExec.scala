@@ -13,12 +13,18 @@ import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan, SQLExecuti
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.execution.rangejoin.SparkInternals
 
-import rangejoin.execution.index.SortedBuffer
+import rangejoin.execution.index.{SortedBuffer, SortedRuns}
 
 /**
- * Collects the buffered side on the driver, sorts it once by `key` (within each group of equal
- * `groupKeys`, if any) into a [[SortedBuffer]] payload
- * ([[SortedBroadcastMode]]) and broadcasts that: the broadcast a [[PiecewiseMergeJoinExec]] reads.
+ * Sorts the buffered side once by `key` (within each group of equal `groupKeys`, if any) into a
+ * [[SortedBuffer]] payload ([[SortedBroadcastMode]]) and broadcasts that: the broadcast a
+ * [[PiecewiseMergeJoinExec]] reads. Keys stored as longs, without equality keys, are sorted where
+ * the rows are, each partition in its own task, and the driver merges the sorted runs
+ * ([[SortedRuns]]); any other side is collected and sorted on the driver.
+ * {{{
+ *   long keys:  partitions --sort each, in parallel--> runs --collect, merge--> payload --> broadcast
+ *   others:     partitions --collect--> rows --sort on the driver--> payload --> broadcast
+ * }}}
  *
  * It is deliberately not an Exchange. Adaptive execution turns every exchange into a query stage,
  * and accepts a materialized broadcast stage only as the build side of Spark's own broadcast joins
@@ -70,7 +76,27 @@ private[rangejoin] case class SortedBroadcastExec(
       }
     }
 
-  private def build(): Broadcast[SortedBuffer] = {
+  private def build(): Broadcast[SortedBuffer] =
+    if (extreme.isEmpty && SortedRuns.supports(key, groupKeys)) buildFromRuns() else buildOnDriver()
+
+  /**
+   * Every partition sorted where it is, in parallel ([[SortedRuns]]); the driver merges them.
+   * Spark's limits on a broadcast's rows and bytes apply to the runs as to collected rows.
+   */
+  private def buildFromRuns(): Broadcast[SortedBuffer] = {
+    val start = System.nanoTime()
+    val (boundKey, boundSecond, schema) = (mode.key, mode.secondKey, child.schema)
+    val runs = child.execute().mapPartitions { rows =>
+      Iterator(SortedRuns.run(rows, schema, boundKey, boundSecond))
+    }.collect()
+    val numRows = runs.iterator.map(_.numRows.toLong).sum
+    val bytes = SortedRuns.dataSize(runs)
+    BroadcastLimits.check(numRows, bytes, conf.maxBroadcastTableSizeInBytes)
+    val beforeMerge = System.nanoTime()
+    broadcast(SortedRuns.merge(runs, boundKey, boundSecond), numRows, bytes, start, beforeMerge)
+  }
+
+  private def buildOnDriver(): Broadcast[SortedBuffer] = {
     val start = System.nanoTime()
     val (numRows, rows) = extreme match {
       case None => SparkInternals.collectIterator(child)
@@ -85,13 +111,21 @@ private[rangejoin] case class SortedBroadcastExec(
     }
     val collected = BroadcastLimits.collect(numRows, rows, conf.maxBroadcastTableSizeInBytes)
     val beforeSort = System.nanoTime()
-    val payload = mode.transform(collected.rows)
+    broadcast(mode.transform(collected.rows), numRows, collected.bytes, start, beforeSort)
+  }
+
+  /**
+   * Broadcasts `payload`, and reports the times: collecting until `sortStart` (with the runs'
+   * sorts, when partitions sort themselves), then the driver's sort or merge, then the broadcast.
+   */
+  private def broadcast(payload: SortedBuffer, numRows: Long, bytes: Long, start: Long, sortStart: Long)
+      : Broadcast[SortedBuffer] = {
     val sorted = System.nanoTime()
     val broadcast = sparkContext.broadcast(payload)
     longMetric("numRows") += numRows
-    longMetric("dataSize") += collected.bytes
-    longMetric("collectTime") += NANOSECONDS.toMillis(beforeSort - start)
-    longMetric("sortTime") += NANOSECONDS.toMillis(sorted - beforeSort)
+    longMetric("dataSize") += bytes
+    longMetric("collectTime") += NANOSECONDS.toMillis(sortStart - start)
+    longMetric("sortTime") += NANOSECONDS.toMillis(sorted - sortStart)
     longMetric("broadcastTime") += NANOSECONDS.toMillis(System.nanoTime() - sorted)
     SQLMetrics.postDriverMetricUpdates(sparkContext,
       sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY), metrics.values.toSeq)

@@ -7,6 +7,7 @@ import com.esotericsoftware.kryo.io.{Input, Output}
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
+import org.apache.spark.sql.execution.rangejoin.KnownSize
 import org.apache.spark.unsafe.Platform
 
 /**
@@ -16,11 +17,25 @@ import org.apache.spark.unsafe.Platform
  * stream of (field count, size, bytes) records, and read back into rows over one byte array.
  */
 private[rangejoin] final class BroadcastRows(private var data: Array[InternalRow])
-  extends Externalizable with KryoSerializable {
+  extends Externalizable with KryoSerializable with KnownSize {
 
   def this() = this(null) // for deserialization
 
   def rows: Array[InternalRow] = data
+
+  /**
+   * The rows' bytes, plus a row object and a reference each: exact for packed rows, and a few
+   * bytes under for rows with an array each (an array header more).
+   */
+  override def estimatedSize: Long = {
+    var bytes = 16L + 4L * data.length
+    var i = 0
+    while (i < data.length) {
+      bytes += data(i).asInstanceOf[UnsafeRow].getSizeInBytes + BroadcastRows.RowObjectSize
+      i += 1
+    }
+    bytes
+  }
 
   override def writeExternal(out: ObjectOutput): Unit = write(out)
 
@@ -121,6 +136,9 @@ private[rangejoin] final class BroadcastRows(private var data: Array[InternalRow
 
 private object BroadcastRows {
   val BufferSize: Int = 64 * 1024
+
+  /** An UnsafeRow object (header, base object, offset, field count, size, width) on a 64-bit JVM. */
+  val RowObjectSize: Int = 40
 
   /**
    * The size of the arrays a deserialized payload's rows are packed into: with its header, well

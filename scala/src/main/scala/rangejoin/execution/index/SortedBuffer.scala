@@ -28,12 +28,12 @@ import org.apache.spark.sql.catalyst.util.ArrayData
  * pair, as BroadcastNestedLoopJoin does, so the error surfaces exactly when stock Spark would
  * raise it (and not, for example, when the other side is empty).
  */
-private[rangejoin] final class SortedBuffer private (
+private[rangejoin] final class SortedBuffer private[index] (
     payload: BroadcastRows,
     val isSorted: Boolean,
     keys: ArrayData,
     origins: Array[Int],
-    secondKeys: Array[Long],
+    private[rangejoin] val secondKeys: Array[Long],
     val groups: Option[KeyGroups]) extends Serializable {
 
   /** The interval tree over the second keys, built once per JVM that reads the broadcast. */
@@ -65,11 +65,46 @@ private[rangejoin] object SortedBuffer {
       key: Expression,
       secondKey: Option[Expression] = None,
       groupKeys: Seq[Expression] = Nil): SortedBuffer = {
+    val s = sorting(rows.length, i => rows(i), key, secondKey, groupKeys)
+    if (!s.isSorted) return new SortedBuffer(new BroadcastRows(rows), false, s.keys, Array(), Array(), None)
+    val sortedRows = new Array[InternalRow](s.order.length)
+    var i = 0
+    while (i < s.order.length) {
+      sortedRows(i) = rows(s.order(i))
+      i += 1
+    }
+    new SortedBuffer(new BroadcastRows(sortedRows), true, s.keys, s.order, s.seconds, s.groups)
+  }
+
+  /** Row i of some rows; the object may be reused from one call to the next. */
+  private[rangejoin] trait RowAt {
+    def apply(i: Int): InternalRow
+  }
+
+  /**
+   * Where each of `n` rows goes in the buffer, and the buffer's keys: everything [[build]] does
+   * but move the rows. `order` lists the rows in their buffer order (keyed rows by key, then the
+   * unkeyed ones); `keys` and `seconds` are the keyed rows' keys in that order. Unsorted (a key
+   * raised an error), `order` is empty and there are no keys.
+   */
+  private[index] final class Sorting(
+      val isSorted: Boolean,
+      val order: Array[Int],
+      val keys: ArrayData,
+      val seconds: Array[Long],
+      val groups: Option[KeyGroups])
+
+  private[index] def sorting(
+      n: Int,
+      rowAt: RowAt,
+      key: Expression,
+      secondKey: Option[Expression],
+      groupKeys: Seq[Expression]): Sorting = {
     val codec = KeyCodec(key.dataType)
-    val keys = codec.newColumn(rows.length)
-    val seconds = new Array[Long](if (secondKey.isDefined) rows.length else 0)
+    val keys = codec.newColumn(n)
+    val seconds = new Array[Long](if (secondKey.isDefined) n else 0)
     val unkeyed = new java.util.BitSet // a NULL second key or equality key
-    val groupOf = new Array[Int](if (groupKeys.nonEmpty) rows.length else 0)
+    val groupOf = new Array[Int](if (groupKeys.nonEmpty) n else 0)
     val numbering = if (groupKeys.nonEmpty) Some(KeyGroups.numbering(groupKeys)) else None
     val evaluated = try {
       val keyOf = UnsafeProjection.create(key +: secondKey.toSeq)
@@ -79,14 +114,15 @@ private[rangejoin] object SortedBuffer {
       val encode = encodeSecond.orNull
       val number = numbering.orNull
       var i = 0
-      while (i < rows.length) {
-        val keyRow = keyOf(rows(i))
+      while (i < n) {
+        val row = rowAt(i)
+        val keyRow = keyOf(row)
         keys.set(i, keyRow)
         if (encode != null) {
           if (keyRow.isNullAt(1)) unkeyed.set(i) else seconds(i) = encode(keyRow, 1)
         }
         if (number != null) {
-          groupOf(i) = number.groupOf(rows(i))
+          groupOf(i) = number.groupOf(row)
           if (groupOf(i) < 0) unkeyed.set(i)
         }
         i += 1
@@ -95,35 +131,25 @@ private[rangejoin] object SortedBuffer {
     } catch {
       case NonFatal(_) => false // raised again, where Spark would raise it, by the pairwise join
     }
-    if (!evaluated) {
-      return new SortedBuffer(new BroadcastRows(rows), false, codec.newColumn(0).stored(Array()),
-        Array(), Array(), None)
-    }
-    val (keyedRows, unmatchable) = partition(rows.length, i => !keys.isNull(i) && !unkeyed.get(i))
+    if (!evaluated) return new Sorting(false, Array(), codec.newColumn(0).stored(Array()), Array(), None)
+    val (keyedRows, unmatchable) = partition(n, i => !keys.isNull(i) && !unkeyed.get(i))
     val (keyed, groups) = numbering match {
       case None =>
         IndexSort.sort(keyedRows, keys)
         (keyedRows, None)
-      case Some(n) =>
+      case Some(g) =>
         // Grouped first, then each group sorted: both stable, so ties keep their input order.
-        val (grouped, starts) = byGroup(keyedRows, groupOf, n.numGroups)
+        val (grouped, starts) = byGroup(keyedRows, groupOf, g.numGroups)
         IndexSort.sortSegments(grouped, starts, keys)
-        (grouped, Some(n.groups(starts)))
-    }
-    val order = keyed ++ unmatchable
-    val sortedRows = new Array[InternalRow](order.length)
-    var i = 0
-    while (i < order.length) {
-      sortedRows(i) = rows(order(i))
-      i += 1
+        (grouped, Some(g.groups(starts)))
     }
     val sortedSeconds = new Array[Long](if (secondKey.isDefined) keyed.length else 0)
-    i = 0
+    var i = 0
     while (i < sortedSeconds.length) {
       sortedSeconds(i) = seconds(keyed(i))
       i += 1
     }
-    new SortedBuffer(new BroadcastRows(sortedRows), true, keys.stored(keyed), order, sortedSeconds, groups)
+    new Sorting(true, keyed ++ unmatchable, keys.stored(keyed), sortedSeconds, groups)
   }
 
   // The loops here and below are written out: ArrayOps' map and partition box every Int.

@@ -34,3 +34,12 @@ object SparkInternals {
   def notEnoughMemoryToBroadcast(e: OutOfMemoryError, tables: Seq[TableIdentifier]): Throwable =
     QueryExecutionErrors.notEnoughMemoryToBuildAndBroadcastTableError(e, tables)
 }
+
+/**
+ * A payload that tells Spark its size in memory (`estimatedSize`, bytes). Spark's block manager
+ * otherwise estimates a broadcast value's size by sampling its object graph (`SizeEstimator`),
+ * which counts a large array shared by many sampled rows once per sample: rows packed into a
+ * few arrays read as hundreds of gigabytes, and the broadcast goes to disk, read back by
+ * deserialization. Spark's own HashedRelations tell their size the same way.
+ */
+trait KnownSize extends org.apache.spark.util.KnownSizeEstimation
