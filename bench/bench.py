@@ -193,6 +193,38 @@ def timed(label: str, run, repeat: int, warm=True) -> dict:
     return {"answer": answer, "times": times, "best": min(times), "extra": extra}
 
 
+# A query every engine answers at full size in under SHORT_SECONDS is short: at a fifth of a
+# second, this machine's noise is as large as the differences measured. Each engine then runs it
+# --short-repeat times in all, the extra runs interleaved (rangejoin, DuckDB, stock Spark, again),
+# and its floor as often. The count is decided once per query, for every engine alike.
+SHORT_SECONDS = 1.0
+
+
+def is_short(out: dict, args) -> bool:
+    if args.short_repeat <= args.repeat:
+        return False
+    ran = [out[e] for e in ("rangejoin", "DuckDB", "stock Spark") if out.get(e)]
+    return all(not r.get("reduced") and max(r["times"]) < SHORT_SECONDS for r in ran)
+
+
+def time_more(label: str, runs: Dict[str, object], results: Dict[str, dict], total: int) -> None:
+    """Runs each of ``runs`` (engine: run) until ``results[engine]`` holds ``total`` times,
+    interleaving the engines; every run must give the answer the engine gave before."""
+    while any(len(results[e]["times"]) < total for e in runs):
+        for engine, run in runs.items():
+            result = results[engine]
+            if len(result["times"]) >= total:
+                continue
+            answer, seconds, *_ = run()
+            if answer != result["answer"]:
+                raise BenchError(f"{label}, {engine} answered {answer}, then {result['answer']}")
+            result["times"].append(seconds)
+            result["best"] = min(result["times"])
+    for engine in runs:
+        times = ", ".join(f"{t:.3f}" for t in results[engine]["times"])
+        log(f"    {engine:<28} best {results[engine]['best']:8.3f} s  (runs: {times})")
+
+
 def check_agree(what: str, answers: Dict[str, tuple]) -> None:
     if len(set(answers.values())) != 1:
         raise BenchError(f"answers differ for {what}: {answers}")
@@ -332,6 +364,15 @@ def run_query_with_conf(engines: Engines, workload: wl.Workload, query: wl.Query
         log(f"    stock Spark's join: {stock['join']}")
         stock["scan_rows"] = {t: scan_rows(df, engines.specs[t].file) for t in workload.tables}
 
+    out["short"] = is_short(out, args)
+    if out["short"]:
+        log(f"    every engine under {SHORT_SECONDS:g} s: {args.short_repeat} timed runs each, "
+            "interleaved")
+        runs = {"rangejoin": lambda: engines.spark_run(query.sql, "rangejoin", query.plan_marker),
+                "DuckDB": lambda: engines.duckdb_run(query.text("DuckDB")),
+                "stock Spark": lambda: engines.spark_run(query.sql, "stock", query.plan_marker)}
+        time_more(query.key, {e: r for e, r in runs.items() if out.get(e)}, out, args.short_repeat)
+
     # The answers at full size: rangejoin's, and every other engine's that ran at full size, and
     # DuckDB's answer to an equivalent query where it has one.
     full = {"rangejoin": out["rangejoin"]["answer"]}
@@ -370,7 +411,8 @@ def run_query_with_conf(engines: Engines, workload: wl.Workload, query: wl.Query
     if workload.key == "W3":
         out["memory"] = measure_memory(engines, query, out)
     if query.floor_sql:
-        out["floor"] = run_floor(engines, workload, f"{query.key} floor", query.floor_sql, args)
+        out["floor"] = run_floor(engines, workload, f"{query.key} floor", query.floor_sql, args,
+                                 short=out["short"])
     for engine in ("rangejoin", "DuckDB", "stock Spark"):
         if out.get(engine):
             out[engine].pop("extra", None)
@@ -409,12 +451,15 @@ def measure_memory(engines: Engines, query: wl.Query, out: dict) -> dict:
     return memory
 
 
-def run_floor(engines: Engines, workload: wl.Workload, label: str, sql: str, args) -> dict:
-    """The floor query ``sql`` (Spark only, rangejoin on, no join), timed like a query."""
+def run_floor(engines: Engines, workload: wl.Workload, label: str, sql: str, args,
+              short: bool = False) -> dict:
+    """The floor query ``sql`` (Spark only, rangejoin on, no join), timed like a query: as
+    often as a short query (``short``: one of the queries it is the floor of) is."""
     for t in workload.tables:
         engines.view(t)
     log(f"\n  {label}: {sql}")
-    result = timed("floor (Spark, no join)", lambda: engines.spark_run(sql, "floor"), args.repeat,
+    repeat = args.short_repeat if short and args.short_repeat > args.repeat else args.repeat
+    result = timed("floor (Spark, no join)", lambda: engines.spark_run(sql, "floor"), repeat,
                    warm=not args.no_warmup)
     result.pop("extra", None)
     result["sql"] = sql
@@ -469,6 +514,10 @@ def main(argv=None) -> int:
                              "RANGEJOIN_BENCH_QUICK=1)")
     parser.add_argument("--repeat", type=int, default=None,
                         help="timed runs per query and engine (default 3; 1 with --quick)")
+    parser.add_argument("--short-repeat", type=int, default=None,
+                        help=f"timed runs per engine of a query every engine runs in under "
+                             f"{SHORT_SECONDS:g} s, and of its floor (default 7; with --quick or "
+                             "--no-warmup, --repeat)")
     parser.add_argument("--stock-limit", type=float, default=None,
                         help="the longest stock Spark (or DuckDB) run, in seconds, that runs at "
                              "full size; a longer one runs reduced (default 300; 30 with --quick)")
@@ -493,6 +542,8 @@ def main(argv=None) -> int:
     parser.add_argument("--no-chart", action="store_true", help="no PNG chart")
     args = parser.parse_args(argv)
     args.repeat = args.repeat or (1 if args.quick else 3)
+    if args.short_repeat is None:
+        args.short_repeat = args.repeat if args.quick or args.no_warmup else max(7, args.repeat)
     args.stock_limit = args.stock_limit or (30.0 if args.quick else 300.0)
     args.stock_target = args.stock_target or (5.0 if args.quick else 30.0)
     if args.scale <= 0 or args.repeat < 1:
@@ -534,7 +585,8 @@ def main(argv=None) -> int:
                     entry["queries"].append(run_query(engines, workload, query, args))
                 answers = {q["key"]: q["rangejoin"]["answer"] for q in entry["queries"]}
                 entry["floor"] = None if workload.floor_sql is None else run_floor(
-                    engines, workload, f"{workload.key} floor", workload.floor_sql(answers), args)
+                    engines, workload, f"{workload.key} floor", workload.floor_sql(answers), args,
+                    short=any(q["short"] for q in entry["queries"]))
                 results["workloads"].append(entry)
         except BenchError as e:
             log(f"\nBENCHMARK ABORTED: {e}")

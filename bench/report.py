@@ -188,7 +188,8 @@ def text_table(results) -> str:
     out.append("")
     warm = "" if results["args"].get("no_warmup") else " after a warm-up run"
     out.append(f"Best of {results['args']['repeat']} timed run{'s' if results['args']['repeat'] > 1 else ''}{warm}, in seconds; "
-               f"scale {scale:g}" + ("" if scale == 1 else " (the targets are for scale 1)") + ".")
+               f"scale {scale:g}" + ("" if scale == 1 else " (the targets are for scale 1)")
+               + short_rule(results) + ".")
     out.append("rj = rangejoin. floor: Spark without the join (see docs/benchmarks.md).")
     for note in reduced_notes(results):
         out.append("* " + note)
@@ -225,6 +226,17 @@ def human(n: int) -> str:
     return f"{n:,}"
 
 
+def short_rule(results) -> str:
+    """The timing of short queries (bench.is_short), and which queries were short."""
+    a = results["args"]
+    short = [q["key"] for _, q in queries(results) if q.get("short")]
+    if a.get("short_repeat", a["repeat"]) <= a["repeat"]:
+        return ""
+    return (f". A query every engine ran in under 1 s is timed {a['short_repeat']} times in each "
+            "engine, the extra runs interleaved, and so is its floor: "
+            + (", ".join(short) if short else "none was"))
+
+
 def md_table(header: List[str], rows: List[List[str]], right=()) -> str:
     align = ["---:" if i in right else "---" for i in range(len(header))]
     lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
@@ -258,7 +270,7 @@ def markdown(results, chart_file: Optional[str]) -> str:
             ["timing", ("per query and engine: " + ("" if a.get("no_warmup") else
                         "one untimed warm-up run, then ") + (f"the best of {a['repeat']} timed runs"
                         if a["repeat"] > 1 else "one timed run") + "; a run is the wall time of "
-                        "planning, running and fetching the (one-row) answer")],
+                        "planning, running and fetching the (one-row) answer" + short_rule(results))],
         ]),
         "",
         "## Results",
