@@ -3,14 +3,14 @@ package rangejoin.execution
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{BindReferences, BoundReference, Expression}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, BoundReference, Expression}
 import org.apache.spark.sql.catalyst.expressions.codegen._
 import org.apache.spark.sql.catalyst.expressions.codegen.Block._
 import org.apache.spark.sql.execution.{CodegenSupport, SparkPlan}
 import org.apache.spark.sql.types.BooleanType
 
 import rangejoin.execution.driver.{CodegenJoinTask, CodegenJoinTasks, JoinSemantics, JoinSpec, RowEmit}
-import rangejoin.execution.index.SortedBuffer
+import rangejoin.execution.index.{BufferedColumns, SortedBuffer}
 
 /**
  * Whole-stage code generation for [[PiecewiseMergeJoinExec]], where only streamed rows and pairs
@@ -20,10 +20,11 @@ import rangejoin.execution.index.SortedBuffer
  *   for each streamed row s (the streamed side's generated loop):
  *     task.find(streamed keys of s)                 the search, in Scala: [[CodegenJoinTask]]
  *     for i in task's candidates:
- *       b = task.row(i)                             buffered columns read as variables
+ *       b = buffered row i                          its columns read as variables, from
+ *                                                   BufferedColumns' arrays where they can be
  *       sorted ? residual(s, b) : condition(s, b)   generated
  *       pairs: consume (s, b)   semi/anti/existence: the first passing pair decides s
- *     outer and no pair passed: consume (s, NULLs)
+ *     outer and no pair passed: consume (s, NULLs)  (outer: consume is in a method called twice)
  *     semi/anti/existence: consume s (and its flag) as s's fate says
  * }}}
  * The semantics are those of [[driver.StreamedJoinIterator]], counters included: a candidate
@@ -58,12 +59,14 @@ private[execution] trait JoinCodegen extends CodegenSupport {
   override def doConsume(ctx: CodegenContext, input: Seq[ExprCode], row: ExprCode): String = {
     val payload = buffered.executeBroadcast[SortedBuffer]()
     val task = taskTerm(ctx, payload)
+    declareBufferedTerms(ctx, task)
     // Every streamed column is computed before the join, as the interpreted join's input rows are;
     // the join's branches then only read them.
     val evalInput = evaluateVariables(input)
     val keys = probeKeys(ctx, input, task)
     val looked = ctx.freshName("looked")
     val body = if (semantics.emitsPairs) pairsLoop(ctx, input, task, looked) else decide(ctx, input, task, looked)
+    fetchReadColumns(ctx, task, body)
     s"""
        |$evalInput
        |$keys
@@ -100,20 +103,23 @@ private[execution] trait JoinCodegen extends CodegenSupport {
   }
 
   /**
-   * Sets `pass` to whether the pair (input, buffered row `bufferedRow`) passes: the residual over
-   * a sorted buffer, the whole condition over an unsorted one. Buffered columns are read here,
-   * into variables local to each branch.
+   * Sets `pass` to whether the pair (input, buffered row `i`) passes: the residual over a sorted
+   * buffer, the whole condition over an unsorted one. Buffered columns are read here, into
+   * variables local to each branch.
    */
   private def passes(
       ctx: CodegenContext,
       input: Seq[ExprCode],
+      task: String,
       sorted: String,
-      bufferedRow: String,
+      i: String,
       pass: String): String = {
-    def test(e: Option[Expression]): String = e match {
+    // The unsorted buffer (rare: a buffered key raised an error) reads the rows, so the key's
+    // array, which a sorted buffer never reads, is not built for it.
+    def test(e: Option[Expression], fromRows: Boolean): String = e match {
       case None => s"$pass = true;"
       case Some(predicate) =>
-        val bufferedVars = bufferedColumns(ctx, bufferedRow, padded = false)
+        val bufferedVars = bufferedColumns(ctx, task, i, pad = None, fromRows)
         val eval = evaluateRequiredVariables(buffered.output, bufferedVars, predicate.references)
         ctx.INPUT_ROW = null
         ctx.currentVars = if (streamedIsLeft) input ++ bufferedVars else bufferedVars ++ input
@@ -127,90 +133,131 @@ private[execution] trait JoinCodegen extends CodegenSupport {
     s"""
        |boolean $pass;
        |if ($sorted) {
-       |  ${test(residual)}
+       |  ${test(residual, fromRows = false)}
        |} else {
-       |  ${test(Some(condition))}
+       |  ${test(Some(condition), fromRows = true)}
        |}
      """.stripMargin
   }
 
   /**
    * Inner and outer joins: every passing pair is output, then an outer join's streamed row with
-   * none, padded. One `consume` for both (a parent's code is generated once), in a `for` whose
-   * update step a parent's `continue` (a filter above) still reaches.
+   * none, padded. A parent's code is generated once: an inner join's is in the candidate loop;
+   * an outer join's is in a method of the generated class ([[emitFunction]]) called from the loop
+   * and once more, after it, for the padding. So the loop, where an output-heavy join spends its
+   * time, carries no padding (W4: 0.78 s with the padding in the loop, 0.56 s without;
+   * docs/design.md).
    *
-   * Where every search finds a run (IndexSpec.findsRuns), the loop is a counted one over the run's
-   * positions, as Spark's BroadcastNestedLoopJoin walks its array, one step longer for an outer
-   * join's padding: an output-heavy join spends most of its time here. Otherwise i walks the
-   * finder's candidates, then -1 once (the padding), then -2.
+   * Where every search finds a run (IndexSpec.findsRuns), the loop is a counted one over the
+   * run's positions, as Spark's BroadcastNestedLoopJoin walks its array; otherwise it walks the
+   * finder's candidates.
    */
   private def pairsLoop(ctx: CodegenContext, input: Seq[ExprCode], task: String, looked: String): String = {
     val padded = semantics.streamed == RowEmit.PaddedIfUnmatched
     val i = ctx.freshName("candidate")
     val matched = ctx.freshName("matched")
-    val bufferedRow = ctx.freshName("bufferedRow")
     val pass = ctx.freshName("pass")
-    val rows = ctx.addMutableState("InternalRow[]", "bufferedRows", v => s"$v = $task.rows();", forceInline = true)
     val numOutput = metricTerm(ctx, "numOutputRows")
     val examined = metricTerm(ctx, "numCandidates")
     val sorted = ctx.freshName("sorted")
-    val test = passes(ctx, input, sorted, bufferedRow, pass)
-    val bufferedVars = bufferedColumns(ctx, bufferedRow, padded)
-    val resultVars = if (streamedIsLeft) input ++ bufferedVars else bufferedVars ++ input
-    // Counted in a local and added to the metric once per streamed row: a parent's `continue`
-    // only skips to the next candidate, and nothing a parent generates leaves the loop.
+    val test = passes(ctx, input, task, sorted, i, pass)
+    // A pair's output: the parent's code in the loop for an inner join; for an outer join, which
+    // also outputs a padded row, a call to the method that holds it.
+    val (emitPair, emitPadding) = if (padded) {
+      val (emit, streamedArgs) = emitFunction(ctx, input, task)
+      def call(at: String, pad: Boolean) = s"$emit(${(streamedArgs :+ at :+ pad.toString).mkString(", ")});"
+      (call(i, pad = false), call("0", pad = true))
+    } else {
+      val bufferedVars = bufferedColumns(ctx, task, i, pad = None)
+      (consume(ctx, if (streamedIsLeft) input ++ bufferedVars else bufferedVars ++ input), "")
+    }
+    // Counted in a local and added to the metric once per streamed row.
     val produced = ctx.freshName("produced")
-    val output = s"""
-       |  $produced++;
-       |  ${consume(ctx, resultVars)}
-     """.stripMargin
-    // Candidate i: its row, and whether the pair passes; a failing pair goes to the next one.
-    // A buffered row is always an UnsafeRow (BroadcastRows carries nothing else): typed so, as
-    // Spark's BroadcastNestedLoopJoin types its own, its getters are calls to a final class.
-    // `sorted` is read once per streamed row, outside the loop.
+    // Candidate i: whether the pair passes; a failing pair goes to the next one. `sorted` is
+    // read once per streamed row, outside the loop.
     val candidate = s"""
-       |    $bufferedRow = (UnsafeRow) $rows[$i];
-       |    $test
-       |    if (!$pass) continue;
-       |    $matched = true;
+       |  $test
+       |  if (!$pass) continue;
+       |  $matched = true;
+       |  $produced++;
+       |  $emitPair
      """.stripMargin
     val loop = if (joinSpec.index.findsRuns) {
       val end = ctx.freshName("runEnd")
       s"""
          |int $end = $task.runUntil();
          |if ($end > $task.runFrom()) $examined.add((long) ($end - $task.runFrom()));
-         |for (int $i = $task.runFrom(); $i < ${if (padded) s"$end + 1" else end}; $i++) {
-         |  UnsafeRow $bufferedRow = null;
-         |  if ($i < $end) {
-         |    $candidate
-         |  } else if ($matched) {
-         |    continue;
-         |  }
-         |  $output
+         |for (int $i = $task.runFrom(); $i < $end; $i++) {
+         |  $candidate
          |}
        """.stripMargin
     } else {
       s"""
-         |for (int $i = $task.next(); $i != -2; $i = $i == -1 ? -2 : $task.next()) {
-         |  UnsafeRow $bufferedRow = null;
-         |  if ($i >= 0) {
-         |    $looked++;
-         |    $candidate
-         |  } else {
-         |    if ($looked > 0) $examined.add($looked);
-         |    if (${!padded} || $matched) continue;
-         |  }
-         |  $output
+         |int $i;
+         |while (($i = $task.next()) >= 0) {
+         |  $looked++;
+         |  $candidate
          |}
+         |if ($looked > 0) $examined.add($looked);
        """.stripMargin
     }
+    // The padding's position is never read.
+    val padding = if (padded) s"""
+       |if (!$matched) {
+       |  $produced++;
+       |  $emitPadding
+       |}
+     """.stripMargin else ""
     s"""
        |long $produced = 0L;
        |boolean $matched = false;
        |boolean $sorted = $task.sorted();
        |$loop
+       |$padding
        |if ($produced > 0) $numOutput.add($produced);
      """.stripMargin
+  }
+
+  /**
+   * A method of the generated class that outputs one row: the streamed row's columns (its
+   * parameters) with buffered row `at`'s, all NULL if `pad`. Returns its name and the arguments
+   * that pass the streamed columns. Each call site passes `pad` as a constant, so where the JIT
+   * inlines the method (a small one: Spark puts a large parent's code in methods of its own), a
+   * pair's NULL checks read the buffered columns' NULL arrays alone. The parent's code runs in a
+   * `do { } while (false)`, so a `continue` in it (a filter above) ends this row, as in a loop.
+   * [[JoinCodegen.supports]] keeps the parameters within the JVM's limit.
+   */
+  private def emitFunction(ctx: CodegenContext, input: Seq[ExprCode], task: String): (String, Seq[String]) = {
+    val at = ctx.freshName("at")
+    val pad = ctx.freshName("pad")
+    val (args, params, streamedVars) = streamed.output.zip(input).map { case (a, ev) =>
+      val value = ctx.freshName("streamed")
+      val javaType = CodeGenerator.javaType(a.dataType)
+      ev.isNull match {
+        case _ if !a.nullable =>
+          (Seq(ev.value.toString), Seq(s"$javaType $value"), ExprCode(FalseLiteral, JavaCode.variable(value, a.dataType)))
+        case literal: LiteralValue =>
+          (Seq(ev.value.toString), Seq(s"$javaType $value"), ExprCode(literal, JavaCode.variable(value, a.dataType)))
+        case isNull =>
+          val nullParam = ctx.freshName("streamedIsNull")
+          (Seq(ev.value.toString, isNull.toString), Seq(s"$javaType $value", s"boolean $nullParam"),
+            ExprCode(JavaCode.isNullVariable(nullParam), JavaCode.variable(value, a.dataType)))
+      }
+    }.unzip3
+    val name = ctx.freshName("emitRow")
+    val bufferedVars = bufferedColumns(ctx, task, at, pad = Some(pad))
+    val resultVars = if (streamedIsLeft) streamedVars ++ bufferedVars else bufferedVars ++ streamedVars
+    val body = consume(ctx, resultVars)
+    ctx.addNewFunction(name,
+      s"""
+         |private void $name(${(params.flatten ++ Seq(s"int $at", s"boolean $pad")).mkString(", ")})
+         |    throws java.io.IOException {
+         |  do {
+         |    $body
+         |  } while (false);
+         |}
+       """.stripMargin, inlineToOuterClass = true)
+    (name, args.flatten)
   }
 
   /**
@@ -221,12 +268,11 @@ private[execution] trait JoinCodegen extends CodegenSupport {
   private def decide(ctx: CodegenContext, input: Seq[ExprCode], task: String, looked: String): String = {
     val i = ctx.freshName("candidate")
     val matched = ctx.freshName("matched")
-    val bufferedRow = ctx.freshName("bufferedRow")
     val pass = ctx.freshName("pass")
     val numOutput = metricTerm(ctx, "numOutputRows")
     val examined = metricTerm(ctx, "numCandidates")
     val sorted = ctx.freshName("sorted")
-    val test = passes(ctx, input, sorted, bufferedRow, pass)
+    val test = passes(ctx, input, task, sorted, i, pass)
     val scan = ctx.freshName("scan")
     val settledWhole = if (residual.isEmpty) {
       s"""
@@ -257,7 +303,6 @@ private[execution] trait JoinCodegen extends CodegenSupport {
        |  int $i;
        |  while (($i = $task.next()) >= 0) {
        |    $looked++;
-       |    UnsafeRow $bufferedRow = (UnsafeRow) $task.row($i);
        |    $test
        |    if ($pass) {
        |      $matched = true;
@@ -273,29 +318,86 @@ private[execution] trait JoinCodegen extends CodegenSupport {
      """.stripMargin
   }
 
-  /** The buffered row's columns as variables; `padded`: all NULL when the row is null. */
-  private def bufferedColumns(ctx: CodegenContext, row: String, padded: Boolean): Seq[ExprCode] = {
-    ctx.currentVars = null
-    ctx.INPUT_ROW = row
-    buffered.output.zipWithIndex.map { case (a, i) =>
-      val ev = BoundReference(i, a.dataType, a.nullable).genCode(ctx)
-      if (!padded) ev
-      else {
-        val isNull = ctx.freshName("isNull")
-        val value = ctx.freshName("value")
-        val code = code"""
-          |boolean $isNull = true;
-          |${CodeGenerator.javaType(a.dataType)} $value = ${CodeGenerator.defaultValue(a.dataType)};
-          |if ($row != null) {
-          |  ${ev.code}
-          |  $isNull = ${ev.isNull};
-          |  $value = ${ev.value};
-          |}
-          """.stripMargin
-        ExprCode(code, JavaCode.isNullVariable(isNull), JavaCode.variable(value, a.dataType))
-      }
+  /**
+   * The generated class's fields buffered rows are read through: the rows, and per column of a
+   * fixed-width type its value and NULL arrays. Set per code generation in doConsume.
+   */
+  @transient private var rowsTerm: String = _
+  @transient private var columnTerms: Seq[Option[(String, String)]] = Nil
+
+  private def declareBufferedTerms(ctx: CodegenContext, task: String): Unit = {
+    rowsTerm = ctx.addMutableState("InternalRow[]", "bufferedRows", v => s"$v = $task.rows();", forceInline = true)
+    columnTerms = buffered.output.map { a =>
+      if (BufferedColumns.supports(a.dataType)) {
+        val javaType = CodeGenerator.javaType(a.dataType)
+        Some((ctx.addMutableState(s"$javaType[]", "bufferedValues", forceInline = true),
+          ctx.addMutableState("boolean[]", "bufferedNulls", forceInline = true)))
+      } else None
     }
   }
+
+  /**
+   * Fetches, at the task's start, the arrays of the columns the generated code reads: a column
+   * is built on its first fetch in the JVM, so one no operator reads (a parent may read none) is
+   * never built. Any code that reads a column is in `code` (doConsume's) or in a function added
+   * to `ctx` while it was generated; an array that code does not name is never read.
+   */
+  private def fetchReadColumns(ctx: CodegenContext, task: String, code: String): Unit = {
+    lazy val functions = ctx.declareAddedFunctions()
+    def named(term: String) = {
+      val name = s"\\b$term\\b".r
+      name.findFirstIn(code).isDefined || name.findFirstIn(functions).isDefined
+    }
+    buffered.output.zip(columnTerms).zipWithIndex.foreach {
+      case ((a, Some((values, nulls))), ordinal) if named(values) =>
+        val javaType = CodeGenerator.javaType(a.dataType)
+        ctx.addPartitionInitializationStatement(
+          s"""$nulls = $task.nulls($ordinal);
+             |$values = ($javaType[]) $task.values($ordinal, "$javaType");""".stripMargin)
+      case _ =>
+    }
+  }
+
+  /**
+   * Buffered row `i`'s columns as variables; with `pad`, all NULL where `pad` is true. A column
+   * of a fixed-width type is read from its [[BufferedColumns]] array, unless `fromRows`; another
+   * is read from the row. Buffered rows are always UnsafeRows (BroadcastRows carries nothing
+   * else): typed so, as Spark's BroadcastNestedLoopJoin types its own, their getters are calls to
+   * a final class.
+   */
+  private def bufferedColumns(
+      ctx: CodegenContext,
+      task: String,
+      i: String,
+      pad: Option[String],
+      fromRows: Boolean = false): Seq[ExprCode] =
+    buffered.output.zip(columnTerms).zipWithIndex.map { case ((a, terms), ordinal) =>
+      val isNull = ctx.freshName("isNull")
+      val value = ctx.freshName("value")
+      val javaType = CodeGenerator.javaType(a.dataType)
+      val read = terms.filterNot(_ => fromRows) match {
+        case Some((values, nulls)) => s"""
+           |$isNull = ${pad.fold("")(p => s"$p || ")}${if (a.nullable) s"($nulls != null && $nulls[$i])" else "false"};
+           |$value = ${pad.fold(s"$values[$i]")(p => s"$p ? ${CodeGenerator.defaultValue(a.dataType)} : $values[$i]")};
+         """.stripMargin
+        case None =>
+          ctx.currentVars = null
+          ctx.INPUT_ROW = s"((UnsafeRow) $rowsTerm[$i])"
+          val ev = BoundReference(ordinal, a.dataType, a.nullable).genCode(ctx)
+          val read = s"""
+             |${ev.code}
+             |$isNull = ${ev.isNull};
+             |$value = ${ev.value};
+           """.stripMargin
+          pad.fold(read)(p => s"if (!$p) {\n$read\n}")
+      }
+      val code = code"""
+        |boolean $isNull = true;
+        |$javaType $value = ${CodeGenerator.defaultValue(a.dataType)};
+        |$read
+        """.stripMargin
+      ExprCode(code, JavaCode.isNullVariable(isNull), JavaCode.variable(value, a.dataType))
+    }
 }
 
 private[execution] object JoinCodegen {
@@ -309,7 +411,12 @@ private[execution] object JoinCodegen {
   def supports(
       semantics: JoinSemantics,
       residualCannotFail: Boolean,
-      bufferedExtreme: Boolean): Boolean =
+      bufferedExtreme: Boolean,
+      streamedOutput: Seq[Attribute]): Boolean =
     !semantics.needsBufferedMatches && !bufferedExtreme &&
-      (semantics.emitsPairs || residualCannotFail)
+      (semantics.emitsPairs || residualCannotFail) &&
+      // A pair is output by a method with the streamed columns, a position and a flag as
+      // parameters: the JVM's limit on them applies (a very wide streamed side).
+      CodeGenerator.isValidParamLength(CodeGenerator.calculateParamLength(streamedOutput) + 2)
 }
+

@@ -73,7 +73,8 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
   override def supportCodegen: Boolean = JoinCodegen.supports(
     semantics,
     residualCannotFail = range.residual.forall(CannotFail(_)),
-    bufferedExtreme = bufferedExtreme.isDefined)
+    bufferedExtreme = bufferedExtreme.isDefined,
+    streamedOutput = streamed.output)
 
   override lazy val metrics: Map[String, SQLMetric] = Map(
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),

@@ -146,6 +146,46 @@ class CodegenSuite extends RangeJoinQueries {
     }
   }
 
+  test("buffered columns of every type, read from arrays or rows, NULLs and padding") {
+    // Every type whose value sits in a row's fixed-width slot is read from an array (NULLs in
+    // each); decimals, strings and arrays from the row. Read all, some, and through a filter.
+    sql("""CREATE OR REPLACE TEMP VIEW typed AS SELECT * FROM VALUES
+          |  (1, 10, true, CAST(1 AS TINYINT), CAST(2 AS SMALLINT), 3, 4L, CAST(5.5 AS FLOAT), 6.5D,
+          |   DATE'2024-01-02', TIMESTAMP'2024-01-02 03:04:05', TIMESTAMP_NTZ'2024-01-02 03:04:05',
+          |   INTERVAL '3' DAY, INTERVAL '2' MONTH, CAST(7.25 AS DECIMAL(10, 2)), 'a', array(1, 2)),
+          |  (2, 20, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+          |  (3, 30, false, CAST(-1 AS TINYINT), CAST(-2 AS SMALLINT), -3, -4L, CAST('NaN' AS FLOAT),
+          |   CAST('-0.0' AS DOUBLE), DATE'1969-12-31', TIMESTAMP'1969-12-31 23:59:59', NULL,
+          |   INTERVAL '-1' DAY, NULL, CAST(-0.01 AS DECIMAL(10, 2)), '', array()),
+          |  (4, NULL, true, CAST(127 AS TINYINT), CAST(32767 AS SMALLINT), 2147483647, 9223372036854775807L,
+          |   CAST('Infinity' AS FLOAT), CAST('-Infinity' AS DOUBLE), DATE'9999-12-31', NULL, NULL, NULL,
+          |   INTERVAL '-5' MONTH, NULL, NULL, NULL)
+          |AS t(tid, k, b, y, s, i, l, f, d, dt, ts, ntz, dti, ymi, dec, str, arr)""".stripMargin)
+    spark.range(0, 40, 1, 2).selectExpr("id AS aid", "id AS x").createOrReplaceTempView("probe")
+    for ((join, select) <- Seq(
+        "JOIN" -> "aid, typed.*", "LEFT JOIN" -> "aid, typed.*", "LEFT JOIN" -> "aid, l, d, str",
+        "LEFT JOIN" -> "aid, dt", "JOIN" -> "count(*), sum(i), max(f), min(ts)")) {
+      assertThreeWays(s"SELECT /*+ BROADCAST(typed) */ $select FROM probe $join typed ON probe.x > typed.k",
+        generated = true)
+    }
+    assertThreeWays("SELECT /*+ BROADCAST(typed) */ typed.*, aid FROM typed RIGHT JOIN probe ON probe.x > typed.k",
+      generated = true)
+    // Arrays are fetched (and so built) only for the columns read pair by pair: of the buffered
+    // side's k and dt (ordinals 0 and 1 once pruned), dt. k is read only by an unsorted
+    // buffer's condition, which reads the rows.
+    withSQLConf(RangeJoinConf.ExistenceFastPath -> "false") {
+      val df = sql("SELECT /*+ BROADCAST(typed) */ aid, dt FROM probe LEFT JOIN typed ON probe.x > typed.k")
+      df.collect()
+      val code = generatedJoins(df).map(_.doCodeGen()._2.body).mkString
+      assert(code.contains(""".values(1, "int")""") && code.contains(".nulls(1)"), code)
+      assert(!code.contains(".values(0,") && !code.contains(".nulls(0)"), code)
+    }
+    assertThreeWays("SELECT /*+ BROADCAST(typed) */ aid, s FROM probe LEFT JOIN typed ON probe.x > typed.k " +
+      "WHERE y IS NULL OR i > 0", generated = true)
+    assertThreeWays("SELECT /*+ BROADCAST(typed) */ aid FROM probe LEFT JOIN typed ON probe.x > typed.k " +
+      "AND (b OR d > 0.0D)", generated = true)
+  }
+
   test("the candidates metric as the interpreted driver counts it") {
     val query = "SELECT /*+ BROADCAST(cb) */ * FROM ca JOIN cb ON ca.x >= cb.lo AND ca.x < cb.hi AND ca.aid <> cb.bid"
     def counted(conf: (String, String)*): (Long, Long) = withSQLConf(conf: _*) {

@@ -45,6 +45,12 @@ private[rangejoin] final class CodegenJoinTask(spec: JoinSpec, buffer: SortedBuf
 
   /** The buffered rows by position, for generated code that walks a run without `next()`. */
   def rows: Array[InternalRow] = buffer.rows
+
+  /** Buffered column `ordinal` as an array of `javaType`: see [[rangejoin.execution.index.BufferedColumns]]. */
+  def values(ordinal: Int, javaType: String): AnyRef = buffer.columns.values(ordinal, javaType)
+
+  /** Whether each buffered row's column `ordinal` is NULL; null when none is. */
+  def nulls(ordinal: Int): Array[Boolean] = buffer.columns.nulls(ordinal)
 }
 
 /** Creates each task's [[CodegenJoinTask]]: shipped to executors in the generated code's references. */

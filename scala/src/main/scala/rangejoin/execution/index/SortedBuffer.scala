@@ -40,6 +40,9 @@ private[rangejoin] final class SortedBuffer private[index] (
   @transient lazy val tree: IntervalTree =
     new IntervalTree(secondKeys, groups.map(_.starts).getOrElse(Array()))
 
+  /** Fixed-width columns as arrays, for generated code: built per column on first use per JVM. */
+  @transient lazy val columns: BufferedColumns = new BufferedColumns(rows)
+
   def rows: Array[InternalRow] = payload.rows
 
   def numRows: Int = rows.length
