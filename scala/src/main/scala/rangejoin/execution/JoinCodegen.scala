@@ -415,8 +415,9 @@ private[execution] object JoinCodegen {
       streamedOutput: Seq[Attribute]): Boolean =
     !semantics.needsBufferedMatches && !bufferedExtreme &&
       (semantics.emitsPairs || residualCannotFail) &&
-      // A pair is output by a method with the streamed columns, a position and a flag as
-      // parameters: the JVM's limit on them applies (a very wide streamed side).
-      CodeGenerator.isValidParamLength(CodeGenerator.calculateParamLength(streamedOutput) + 2)
+      // An outer join outputs through a method with the streamed columns, a position and a flag
+      // as parameters (see pairsLoop): the JVM's limit on them applies to a very wide side.
+      (semantics.streamed != RowEmit.PaddedIfUnmatched ||
+        CodeGenerator.isValidParamLength(CodeGenerator.calculateParamLength(streamedOutput) + 2))
 }
 

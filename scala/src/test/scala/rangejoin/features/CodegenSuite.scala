@@ -186,6 +186,16 @@ class CodegenSuite extends RangeJoinQueries {
       "AND (b OR d > 0.0D)", generated = true)
   }
 
+  test("an outer join whose streamed side is too wide for a method's parameters runs interpreted") {
+    // 90 nullable bigints take 271 parameter slots, past the JVM's 255 (and under Spark's 100
+    // fields for whole-stage codegen): the left join is interpreted, the inner join generated.
+    val columns = (1 to 90).map(c => s"IF(id % 7 = $c % 7, NULL, id + $c) AS c$c")
+    spark.range(0, 50, 1, 2).selectExpr(("id AS aid" +: "id % 13 AS x" +: columns): _*).createOrReplaceTempView("wide")
+    spark.range(0, 10, 1, 1).selectExpr("id AS bid", "id AS k").createOrReplaceTempView("narrow")
+    assertThreeWays("SELECT /*+ BROADCAST(narrow) */ * FROM wide LEFT JOIN narrow ON wide.x > narrow.k", generated = false)
+    assertThreeWays("SELECT /*+ BROADCAST(narrow) */ * FROM wide JOIN narrow ON wide.x > narrow.k", generated = true)
+  }
+
   test("the candidates metric as the interpreted driver counts it") {
     val query = "SELECT /*+ BROADCAST(cb) */ * FROM ca JOIN cb ON ca.x >= cb.lo AND ca.x < cb.hi AND ca.aid <> cb.bid"
     def counted(conf: (String, String)*): (Long, Long) = withSQLConf(conf: _*) {

@@ -14,7 +14,7 @@ import rangejoin.execution.index.{CandidateFinder, EveryRowFinder, SortedBuffer}
  *     keys = probes ? project(s) : null
  *     find(keys)                   ->     finder.find: a binary search, a band, a tree walk
  *     while ((i = next()) >= 0)    ->     finder.next
- *       b = row(i); residual(s, b) ...
+ *       b = buffered row i (its columns' arrays, or rows); residual(s, b) ...
  * }}}
  * When the buffer is unsorted (a buffered key raised an error on the driver), every buffered row
  * is a candidate, in stock Spark's order, and the generated code tests the whole condition
@@ -41,9 +41,7 @@ private[rangejoin] final class CodegenJoinTask(spec: JoinSpec, buffer: SortedBuf
 
   def runUntil: Int = finder.runUntil
 
-  def row(i: Int): InternalRow = buffer.row(i)
-
-  /** The buffered rows by position, for generated code that walks a run without `next()`. */
+  /** The buffered rows by position, for columns generated code does not read from arrays. */
   def rows: Array[InternalRow] = buffer.rows
 
   /** Buffered column `ordinal` as an array of `javaType`: see [[rangejoin.execution.index.BufferedColumns]]. */

@@ -59,7 +59,6 @@ private[rangejoin] object BufferedColumns {
 
   private def read(rows: Array[InternalRow], ordinal: Int, javaType: String): AnyRef = {
     val n = rows.length
-    // Specialized, so no value is boxed.
     def fill[@specialized A](array: Array[A], get: InternalRow => A): Array[A] = {
       var i = 0
       while (i < n) {
