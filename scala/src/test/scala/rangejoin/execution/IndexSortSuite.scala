@@ -90,4 +90,37 @@ class IndexSortSuite extends AnyFunSuite {
     // Insertion sort compares each element once with its sorted predecessor; merges compare once.
     assert(keys.comparisons < 2L * n, s"${keys.comparisons} comparisons for $n sorted elements")
   }
+
+  // The radix sort of long keys: the same order as the stable reference, for sizes on both sides
+  // of its cutoff (256), signed keys (the sign bit flipped), keys that differ only in their high
+  // or low bytes (passes skipped or not), and indices not in order or not dense.
+  private val longShapes: Seq[(String, (Int, Random) => Array[Long])] = Seq(
+    "random" -> ((n, rnd) => Array.fill(n)(rnd.nextLong())),
+    "extremes and zero" -> ((n, rnd) =>
+      Array.fill(n)(Seq(Long.MinValue, Long.MinValue + 1, -1L, 0L, 1L, Long.MaxValue - 1, Long.MaxValue)(rnd.nextInt(7)))),
+    "narrow, negative" -> ((n, rnd) => Array.fill(n)(-1000L + rnd.nextInt(50))),
+    "high bytes only" -> ((n, rnd) => Array.fill(n)(rnd.nextInt(5).toLong << 56)),
+    "one byte in the middle" -> ((n, rnd) => Array.fill(n)(0x1234000000000000L | (rnd.nextInt(256).toLong << 24))),
+    "all equal" -> ((n, _) => Array.fill(n)(42L)),
+    "descending" -> ((n, _) => Array.tabulate(n)(i => (n - i).toLong * 1000003L)),
+    "doubles as sortable longs" -> ((n, rnd) => Array.fill(n)(rangejoin.execution.index.KeyCodec.sortableDouble(
+      Seq(Double.NaN, -0.0, 0.0, Double.NegativeInfinity, Double.PositiveInfinity, -1.5, 2.5, Double.MinPositiveValue)(rnd.nextInt(8))))))
+
+  for ((shape, keysOf) <- longShapes) {
+    test(s"the radix sort of long keys sorts like a stable reference sort: $shape") {
+      val rnd = new Random(shape.hashCode)
+      for (n <- sizes ++ Seq(255, 256, 257, 3000, 70000)) {
+        val keys = keysOf(n, rnd)
+        for (indices <- Seq(Array.tabulate(n)(identity),
+                            rnd.shuffle(Array.tabulate(n)(identity).toSeq).toArray,
+                            Array.tabulate(n)(identity).filter(_ => rnd.nextBoolean()))) {
+          val expected = indices.sortBy(keys(_)) // stable, signed Long order
+          val actual = indices.clone()
+          IndexSort.sortLongs(actual, keys)
+          assert(actual.sameElements(expected), s"$shape, n=$n: ${actual.take(20).mkString(",")}... " +
+            s"expected ${expected.take(20).mkString(",")}...")
+        }
+      }
+    }
+  }
 }

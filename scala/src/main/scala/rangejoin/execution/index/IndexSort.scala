@@ -1,15 +1,88 @@
 package rangejoin.execution.index
 
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.util.ArrayData
+
 /**
- * A stable merge sort of row indices by their keys. Sorting `Array[Int]` through
- * java.util.Arrays would box every index; this keeps the indices primitive.
+ * Stable sorts of row indices by their keys: a merge sort through [[KeyColumn.compare]] for any
+ * key, and a radix sort for keys stored as longs. Sorting `Array[Int]` through java.util.Arrays
+ * would box every index; both keep the indices primitive. Both are stable, so they give the same
+ * order: ties keep their input order.
  */
 private[execution] object IndexSort {
 
   private val InsertionSortBelow = 24
 
+  /** Below this many rows a radix sort's 8 x 256 counters cost more than comparisons do. */
+  private val RadixSortFrom = 256
+
   def sort(indices: Array[Int], keys: KeyColumn): Unit =
     sort(indices, indices.clone(), 0, indices.length, keys)
+
+  /**
+   * Sorts `indices` by `values(index)`, signed, stably: a least-significant-byte-first radix sort
+   * of (key, index) pairs, each pass a stable counting sort of one byte, so the result is the
+   * merge sort's, index for index, in O(8n) with sequential memory access instead of ~log2(n)
+   * comparisons per row through a column. A byte that every key shares is no pass at all (keys
+   * in a narrow range sort in a few passes).
+   * {{{
+   *   keys (hex)      0x0102  0x0201  0x0101  0x0202      indices 0 1 2 3
+   *   by byte 0:      0x0201  0x0101  0x0102  0x0202      1 2 0 3   (ties: input order)
+   *   by byte 1:      0x0101  0x0102  0x0201  0x0202      2 0 1 3
+   * }}}
+   */
+  def sortLongs(indices: Array[Int], values: Array[Long]): Unit = {
+    val n = indices.length
+    if (n < RadixSortFrom) {
+      sort(indices, indices.clone(), 0, n, new Longs(values))
+      return
+    }
+    // Flipping the sign bit makes unsigned byte order the signed order.
+    var keys = new Array[Long](n)
+    var order = indices
+    val counts = new Array[Int](8 * 256)
+    var i = 0
+    while (i < n) {
+      val k = values(indices(i)) ^ Long.MinValue
+      keys(i) = k
+      var b = 0
+      while (b < 8) {
+        counts(b * 256 + ((k >>> (8 * b)) & 0xff).toInt) += 1
+        b += 1
+      }
+      i += 1
+    }
+    var spareKeys = new Array[Long](n)
+    var spareOrder = new Array[Int](n)
+    val next = new Array[Int](256)
+    var b = 0
+    while (b < 8) {
+      val shift = 8 * b
+      val base = b * 256
+      if (counts(base + ((keys(0) >>> shift) & 0xff).toInt) != n) { // else every key has this byte
+        var sum = 0
+        var d = 0
+        while (d < 256) {
+          next(d) = sum
+          sum += counts(base + d)
+          d += 1
+        }
+        i = 0
+        while (i < n) {
+          val k = keys(i)
+          val d = ((k >>> shift) & 0xff).toInt
+          spareKeys(next(d)) = k
+          spareOrder(next(d)) = order(i)
+          next(d) += 1
+          i += 1
+        }
+        val k = keys; keys = spareKeys; spareKeys = k
+        val o = order; order = spareOrder; spareOrder = o
+      }
+      b += 1
+    }
+    if (order ne indices) System.arraycopy(order, 0, indices, 0, n)
+  }
 
   /**
    * Sorts each segment [starts(g), starts(g + 1)) of `indices` on its own: grouped rows sort in
@@ -59,4 +132,12 @@ private[execution] object IndexSort {
       k += 1
     }
   }
+}
+
+/** Long keys compared as the merge sort compares them, for the radix sort's small inputs. */
+private final class Longs(values: Array[Long]) extends KeyColumn {
+  def set(i: Int, keyRow: InternalRow): Unit = throw new UnsupportedOperationException
+  def isNull(i: Int): Boolean = false
+  def compare(i: Int, j: Int): Int = java.lang.Long.compare(values(i), values(j))
+  def stored(order: Array[Int]): ArrayData = throw new UnsupportedOperationException
 }

@@ -93,6 +93,7 @@ private[rangejoin] final case class LongCodec(keyType: DataType, encode: LongEnc
       if (keyRow.isNullAt(0)) nulls.set(i) else values(i) = encode(keyRow, 0)
     def isNull(i: Int): Boolean = nulls.get(i)
     def compare(i: Int, j: Int): Int = java.lang.Long.compare(values(i), values(j))
+    override def sort(indices: Array[Int]): Unit = IndexSort.sortLongs(indices, values)
     def stored(order: Array[Int]): ArrayData = {
       val sorted = new Array[Long](order.length) // written out: ArrayOps.map boxes each key
       var i = 0
@@ -135,6 +136,8 @@ private[execution] trait KeyColumn {
   def isNull(i: Int): Boolean
   /** The sign of comparing the (non-NULL) keys of rows i and j. */
   def compare(i: Int, j: Int): Int
+  /** Sorts row indices (of non-NULL keys) by key, stably: ties keep their order in `indices`. */
+  def sort(indices: Array[Int]): Unit = IndexSort.sort(indices, this)
   /** The keys of the rows `order`, in that order, as the stored array. */
   def stored(order: Array[Int]): ArrayData
 }

@@ -138,7 +138,7 @@ private[rangejoin] object SortedBuffer {
     val (keyedRows, unmatchable) = partition(n, i => !keys.isNull(i) && !unkeyed.get(i))
     val (keyed, groups) = numbering match {
       case None =>
-        IndexSort.sort(keyedRows, keys)
+        keys.sort(keyedRows)
         (keyedRows, None)
       case Some(g) =>
         // Grouped first, then each group sorted: both stable, so ties keep their input order.
