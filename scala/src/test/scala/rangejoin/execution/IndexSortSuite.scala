@@ -91,8 +91,8 @@ class IndexSortSuite extends AnyFunSuite {
     assert(keys.comparisons < 2L * n, s"${keys.comparisons} comparisons for $n sorted elements")
   }
 
-  // The radix sort of long keys: the same order as the stable reference, for sizes on both sides
-  // of its cutoff (256), signed keys (the sign bit flipped), keys that differ only in their high
+  // The radix sort of long keys: the same order as the stable reference, for every size from
+  // none up (n < 2 needs no pass), signed keys (the sign bit flipped), keys that differ only in their high
   // or low bytes (passes skipped or not), and indices not in order or not dense.
   private val longShapes: Seq[(String, (Int, Random) => Array[Long])] = Seq(
     "random" -> ((n, rnd) => Array.fill(n)(rnd.nextLong())),

@@ -1,8 +1,5 @@
 package rangejoin.execution.index
 
-import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.util.ArrayData
-
 /**
  * Stable sorts of row indices by their keys: a merge sort through [[KeyColumn.compare]] for any
  * key, and a radix sort for keys stored as longs. Sorting `Array[Int]` through java.util.Arrays
@@ -12,9 +9,6 @@ import org.apache.spark.sql.catalyst.util.ArrayData
 private[execution] object IndexSort {
 
   private val InsertionSortBelow = 24
-
-  /** Below this many rows a radix sort's 8 x 256 counters cost more than comparisons do. */
-  private val RadixSortFrom = 256
 
   def sort(indices: Array[Int], keys: KeyColumn): Unit =
     sort(indices, indices.clone(), 0, indices.length, keys)
@@ -33,10 +27,7 @@ private[execution] object IndexSort {
    */
   def sortLongs(indices: Array[Int], values: Array[Long]): Unit = {
     val n = indices.length
-    if (n < RadixSortFrom) {
-      sort(indices, indices.clone(), 0, n, new Longs(values))
-      return
-    }
+    if (n < 2) return
     // Flipping the sign bit makes unsigned byte order the signed order.
     var keys = new Array[Long](n)
     var order = indices
@@ -134,10 +125,3 @@ private[execution] object IndexSort {
   }
 }
 
-/** Long keys compared as the merge sort compares them, for the radix sort's small inputs. */
-private final class Longs(values: Array[Long]) extends KeyColumn {
-  def set(i: Int, keyRow: InternalRow): Unit = throw new UnsupportedOperationException
-  def isNull(i: Int): Boolean = false
-  def compare(i: Int, j: Int): Int = java.lang.Long.compare(values(i), values(j))
-  def stored(order: Array[Int]): ArrayData = throw new UnsupportedOperationException
-}

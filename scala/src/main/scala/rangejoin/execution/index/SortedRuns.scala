@@ -161,10 +161,11 @@ private[rangejoin] final class PackedRows(total: Long) {
   private[this] var chunk: Array[Byte] = null
   private[this] var used = 0
   private[this] var remaining = if (total < 0) Long.MaxValue else total
-  // Where each row went: its array's number and its offset there.
-  private[this] val chunkOf = new PackedRows.Ints
-  private[this] val offsetOf = new PackedRows.Ints
-  private[this] val sizeOf = new PackedRows.Ints
+  // Where each row went: its array's number and its offset there. Appended with `addOne`, which
+  // takes an Int: `+=` is Growable's generic one and boxed every int (three per row).
+  private[this] val chunkOf = new scala.collection.mutable.ArrayBuilder.ofInt
+  private[this] val offsetOf = new scala.collection.mutable.ArrayBuilder.ofInt
+  private[this] val sizeOf = new scala.collection.mutable.ArrayBuilder.ofInt
   private[this] var added = 0
   private[this] var addedBytes = 0L
 
@@ -177,9 +178,9 @@ private[rangejoin] final class PackedRows(total: Long) {
       used = 0
     }
     Platform.copyMemory(row.getBaseObject, row.getBaseOffset, chunk, Platform.BYTE_ARRAY_OFFSET + used, size)
-    chunkOf.add(full.length)
-    offsetOf.add(used)
-    sizeOf.add(size)
+    chunkOf.addOne(full.length)
+    offsetOf.addOne(used)
+    sizeOf.addOne(size)
     added += 1
     addedBytes += size
     used += size
@@ -210,23 +211,6 @@ private[rangejoin] final class PackedRows(total: Long) {
 }
 
 private[rangejoin] object PackedRows {
-
-  /**
-   * A growing array of ints. Not ArrayBuilder.ofInt: its `+=` is Growable's, generic, and boxed
-   * every int (JFR: `boxToInteger` under `add`, three per row).
-   */
-  private final class Ints {
-    private[this] var values = new Array[Int](1024)
-    private[this] var size = 0
-
-    def add(value: Int): Unit = {
-      if (size == values.length) values = java.util.Arrays.copyOf(values, size * 2)
-      values(size) = value
-      size += 1
-    }
-
-    def result(): Array[Int] = java.util.Arrays.copyOf(values, size)
-  }
 
   /** Reads rows packed by [[PackedRows]] back, in order, pointing into the arrays (no copy). */
   final class Reader(numFields: Int, sizes: Array[Int], chunks: Array[Array[Byte]]) {
