@@ -16,7 +16,9 @@ rangejoin is on by default once loaded; :func:`disable` and :func:`enable` switc
 at run time (the SQL configuration :data:`ENABLED`). The other configuration keys are
 :data:`BROADCAST_THRESHOLD`, :data:`EXISTENCE_FAST_PATH`, :data:`DYNAMIC_FILTER`,
 :data:`EQUALITY_KEYS` and :data:`BINNING`, settable
-through :func:`configure`'s options, ``spark.conf.set`` or SQL ``SET``; the join hint
+through :func:`configure`'s options, ``spark.conf.set`` or SQL ``SET``, and the side switch's
+:data:`SIDE_SWITCH`, :data:`SIDE_SWITCH_MIN_SIZE` and :data:`SIDE_SWITCH_MAX_RATIO`, settable
+with ``spark.conf.set`` or SQL ``SET``; the join hint
 :data:`HINT` (``/*+ RANGE_JOIN(t) */``) makes ``t`` the buffered side.
 """
 
@@ -29,6 +31,9 @@ from rangejoin._config import (
     EXISTENCE_FAST_PATH,
     EXTENSION,
     HINT,
+    SIDE_SWITCH,
+    SIDE_SWITCH_MAX_RATIO,
+    SIDE_SWITCH_MIN_SIZE,
 )
 from rangejoin._jar import MAVEN_COORDINATE, SCALA_BINARY_VERSION, jar_path
 from rangejoin._session import (
@@ -53,6 +58,9 @@ __all__ = [
     "HINT",
     "MAVEN_COORDINATE",
     "SCALA_BINARY_VERSION",
+    "SIDE_SWITCH",
+    "SIDE_SWITCH_MAX_RATIO",
+    "SIDE_SWITCH_MIN_SIZE",
     "NotInstalledError",
     "configure",
     "disable",

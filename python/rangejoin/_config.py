@@ -37,6 +37,18 @@ EQUALITY_KEYS = "spark.rangejoin.equalityKeys.enabled"
 #: (default ``true``); ``false`` leaves them to Spark (a cartesian product or nested loop join).
 BINNING = "spark.rangejoin.binning.enabled"
 
+#: An inner range join over a large buffered side measures that side when it runs, and buffers
+#: the other side's rows that can match instead when few enough pass (default ``true``).
+SIDE_SWITCH = "spark.rangejoin.sideSwitch.enabled"
+
+#: The smallest buffered side, in bytes of Spark's size estimate, whose join gets the side switch
+#: (default ``8m``).
+SIDE_SWITCH_MIN_SIZE = "spark.rangejoin.sideSwitch.minBufferedSize"
+
+#: The side switch buffers the other side when at most this many of its rows pass per row of
+#: the buffered side (default ``0.25``).
+SIDE_SWITCH_MAX_RATIO = "spark.rangejoin.sideSwitch.maxRowsRatio"
+
 #: The class to name in ``spark.sql.extensions``.
 EXTENSION = "rangejoin.RangeJoinExtensions"
 

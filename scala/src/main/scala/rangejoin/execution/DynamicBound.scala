@@ -22,11 +22,14 @@ import rangejoin.execution.index.RangeOp
  * @param op          reads `streamedKey op bufferedKey`, the comparison that sorts the buffer
  * @param streamedKey the streamed side's key of that comparison; it cannot fail
  * @param keepRejected the anti join's existence fast path: the rows the bound rejects are the answer
+ * @param source      what sets it, as EXPLAIN names the bound: the join above, from its buffered
+ *                    side, or a [[SideSwitchExec]], from the side it measured
  */
 private[rangejoin] final class DynamicBound(
     val op: RangeOp,
     val streamedKey: Expression,
-    val keepRejected: Boolean) extends Serializable {
+    val keepRejected: Boolean,
+    val source: String = DynamicBound.BufferedExtreme) extends Serializable {
 
   @transient @volatile private var current: Option[DynamicBound.Filter] = None
 
@@ -38,10 +41,10 @@ private[rangejoin] final class DynamicBound(
   def peek: Option[DynamicBound.Filter] = current
 
   def unset: IllegalStateException = new IllegalStateException(
-    s"the dynamic filter on $streamedKey ran before the PiecewiseMergeJoin above it read its broadcast")
+    s"the dynamic filter on $streamedKey ran before $source was known")
 
   override def toString: String =
-    s"${if (keepRejected) "NOT " else ""}$streamedKey ${op.symbol} the buffered side's extreme key"
+    s"${if (keepRejected) "NOT " else ""}$streamedKey ${op.symbol} $source"
 }
 
 private[rangejoin] object DynamicBound {
@@ -52,4 +55,6 @@ private[rangejoin] object DynamicBound {
   final case class Filter(predicate: Option[Expression], scanBound: Option[(RangeOp, Literal)])
 
   val KeepAll: Filter = Filter(None, None)
+
+  val BufferedExtreme = "the buffered side's extreme key"
 }

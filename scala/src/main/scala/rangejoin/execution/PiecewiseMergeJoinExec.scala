@@ -11,7 +11,7 @@ import org.apache.spark.sql.execution.{BinaryExecNode, ExplainUtils, SparkPlan}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 import rangejoin.expressions.CannotFail
-import rangejoin.execution.index.{Bound, IndexSpec, RangeBounds, SortedBuffer}
+import rangejoin.execution.index.{Bound, IndexSpec, RangeBounds, SortedBuffer, SortedRuns}
 import rangejoin.execution.driver.{JoinSemantics, JoinSpec, Matches, RowEmit}
 
 /**
@@ -242,10 +242,19 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
    * This join with its buffered side under the [[SortedBroadcastExec]] that sorts and broadcasts
    * it, as the planner builds it (an exchange would not do under adaptive execution; see there).
    */
-  def withSortedBroadcast: PiecewiseMergeJoinExec = {
-    val sorted = SortedBroadcastExec(index.sortKey, index.secondKey, buffered, bufferedExtreme, index.groupKeys)
+  def withSortedBroadcast(onDemand: Boolean = false): PiecewiseMergeJoinExec = {
+    val sorted = SortedBroadcastExec(
+      index.sortKey, index.secondKey, buffered, bufferedExtreme, index.groupKeys, onDemand)
     if (streamedIsLeft) copy(right = sorted) else copy(left = sorted)
   }
+
+  /** The sorted broadcast this join reads, as planned or executed (under an input adapter). */
+  private[rangejoin] def sortedBroadcast: Option[SortedBroadcastExec] =
+    buffered.collectFirst { case s: SortedBroadcastExec => s }
+
+  /** Whether its sorted broadcast is built where the rows are ([[SortedRuns]]). */
+  private[rangejoin] def sortsInRuns: Boolean =
+    bufferedExtreme.isEmpty && SortedRuns.supports(index.sortKey, index.groupKeys)
 
   override protected def withNewChildrenInternal(
       newLeft: SparkPlan, newRight: SparkPlan): PiecewiseMergeJoinExec =

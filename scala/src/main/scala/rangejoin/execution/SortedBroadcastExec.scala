@@ -13,7 +13,7 @@ import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan, SQLExecuti
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.execution.rangejoin.SparkInternals
 
-import rangejoin.execution.index.{SortedBuffer, SortedRuns}
+import rangejoin.execution.index.{SortedBuffer, SortedRun, SortedRuns}
 
 /**
  * Sorts the buffered side once by `key` (within each group of equal `groupKeys`, if any) into a
@@ -34,13 +34,18 @@ import rangejoin.execution.index.{SortedBuffer, SortedRuns}
  *
  * With `extreme` it broadcasts only the child's row with the extreme key ([[Extreme]]), found by
  * one pass over the child's partitions where they are: nothing else is collected or sorted.
+ *
+ * Under a [[SideSwitchExec]] (`onDemand`), it builds nothing when the plan is prepared: only the
+ * join the switch chooses runs, and reads its broadcast. The switch may build this one first,
+ * only if the child turns out to be small enough (`buildIfAtMost`).
  */
 private[rangejoin] case class SortedBroadcastExec(
     key: Expression,
     secondKey: Option[Expression],
     child: SparkPlan,
     extreme: Option[Extreme] = None,
-    groupKeys: Seq[Expression] = Nil) extends UnaryExecNode {
+    groupKeys: Seq[Expression] = Nil,
+    onDemand: Boolean = false) extends UnaryExecNode {
 
   override def output: Seq[Attribute] = child.output
 
@@ -89,11 +94,43 @@ private[rangejoin] case class SortedBroadcastExec(
     val runs = child.execute().mapPartitions { rows =>
       Iterator(SortedRuns.run(rows, schema, boundKey, boundSecond))
     }.collect()
+    fromRuns(runs, start)
+  }
+
+  /**
+   * Builds the broadcast now, on the calling thread, if the child has at most `maxRows` rows, and
+   * says whether it did; the join above then reads it. A partition stops reading once it has more
+   * than its share: `maxRows`, or with many partitions four times an even share (a side skewed
+   * past that is left unbuilt, which costs speed, never an answer). So a side too large costs at
+   * most about `4 x maxRows` rows to rule out, however many partitions it has. Only for a side
+   * that sorts where it is ([[SortedRuns]]); nothing is built twice.
+   */
+  def buildIfAtMost(maxRows: Long): Boolean = synchronized {
+    require(extreme.isEmpty && SortedRuns.supports(key, groupKeys), s"$nodeName $key is not sorted in runs")
+    if (prebuilt.isEmpty) {
+      val start = System.nanoTime()
+      val (boundKey, boundSecond, schema) = (mode.key, mode.secondKey, child.schema)
+      val rows = child.execute()
+      val share = math.max(4 * maxRows / math.max(1, rows.getNumPartitions), 4096L)
+      val cap = math.min(math.min(maxRows, share), Int.MaxValue - 1L).toInt
+      val runs = rows.mapPartitions { rows =>
+        Iterator(SortedRuns.runOfAtMost(cap, rows, schema, boundKey, boundSecond))
+      }.collect()
+      if (runs.forall(_.isDefined) && runs.iterator.map(_.get.numRows.toLong).sum <= maxRows) {
+        prebuilt = Some(fromRuns(runs.map(_.get), start))
+      }
+    }
+    prebuilt.isDefined
+  }
+
+  @transient @volatile private var prebuilt: Option[Broadcast[SortedBuffer]] = None
+
+  private def fromRuns(runs: Array[SortedRun], start: Long): Broadcast[SortedBuffer] = {
     val numRows = runs.iterator.map(_.numRows.toLong).sum
     val bytes = SortedRuns.dataSize(runs)
     BroadcastLimits.check(numRows, bytes, conf.maxBroadcastTableSizeInBytes)
     val beforeMerge = System.nanoTime()
-    broadcast(SortedRuns.merge(runs, boundKey, boundSecond), numRows, bytes, start, beforeMerge)
+    broadcast(SortedRuns.merge(runs, mode.key, mode.secondKey), numRows, bytes, start, beforeMerge)
   }
 
   private def buildOnDriver(): Broadcast[SortedBuffer] = {
@@ -132,14 +169,20 @@ private[rangejoin] case class SortedBroadcastExec(
     broadcast
   }
 
-  override protected def doPrepare(): Unit = relationFuture
+  override protected def doPrepare(): Unit = if (!onDemand) relationFuture
 
   override def simpleString(maxFields: Int): String =
     s"$nodeName ${extreme.map(e => s"$e($key)").getOrElse(key.toString)}" +
       secondKey.map(k => s", tree: $k").getOrElse("") +
-      (if (groupKeys.isEmpty) "" else groupKeys.mkString(", per key: [", ", ", "]"))
+      (if (groupKeys.isEmpty) "" else groupKeys.mkString(", per key: [", ", ", "]")) +
+      (if (onDemand) ", on demand" else "")
 
-  override def doExecuteBroadcast[T](): Broadcast[T] = {
+  override def doExecuteBroadcast[T](): Broadcast[T] = prebuilt match {
+    case Some(built) => built.asInstanceOf[Broadcast[T]]
+    case None => awaitBroadcast()
+  }
+
+  private def awaitBroadcast[T](): Broadcast[T] = {
     // Spark times out a broadcast only outside adaptive execution: its broadcast query stages
     // wait as long as it takes. The stock plan this join replaces would be one or the other.
     val timeout = if (conf.adaptiveExecutionEnabled) Long.MaxValue else conf.broadcastTimeout

@@ -2,7 +2,7 @@ package rangejoin.planning
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, Unevaluable}
-import org.apache.spark.sql.catalyst.optimizer.{BuildRight, JoinSelectionHelper}
+import org.apache.spark.sql.catalyst.optimizer.{BuildRight, BuildSide, JoinSelectionHelper}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, LeftAnti, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
@@ -68,18 +68,21 @@ private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends S
       .toRight("no conjunct compares the two sides with <, <=, > or >= on keys rangejoin can sort")
     fastPath = if (leftKeys.isEmpty) existenceFastPath(join, condition, rangeStreamingLeft, conf) else None
     plan <- fastPath.toRight(()).left.flatMap { _ =>
-      for {
-        buildSide <- BufferedSide.of(join, conf).toRight(
-          "neither side is small enough to broadcast (spark.rangejoin.broadcastThreshold) or hinted")
+      def joinBuffering(buildSide: BuildSide): Either[String, PiecewiseMergeJoinExec] = for {
         semantics <- JoinSemantics(join.joinType, buildSide).toRight(
           s"rangejoin does not handle ${join.joinType} joins")
-        streamedIsLeft = buildSide == BuildRight
-        bounds <- RangeCondition.split(rangeCondition, join.left, join.right, streamedIsLeft)
+        bounds <- RangeCondition.split(rangeCondition, join.left, join.right, buildSide == BuildRight)
           .toRight("no conjunct compares the two sides on keys rangejoin can sort")
         range = bounds.copy(leftKeys = leftKeys, rightKeys = rightKeys)
         _ <- if (range.isKeyed) perKeyExact(range, semantics) else Right(())
-      } yield planned(PiecewiseMergeJoinExec(
-        range, condition, join.joinType, buildSide, planLater(join.left), planLater(join.right)), conf)
+      } yield PiecewiseMergeJoinExec(
+        range, condition, join.joinType, buildSide, planLater(join.left), planLater(join.right))
+      for {
+        buildSide <- BufferedSide.of(join, conf).toRight(
+          "neither side is small enough to broadcast (spark.rangejoin.broadcastThreshold) or hinted")
+        rangeJoin <- joinBuffering(buildSide)
+      } yield SideSwitch(join, rangeJoin, joinBuffering(_).toOption, planLater, conf)
+        .getOrElse(planned(rangeJoin, conf))
     }
   } yield plan
 
@@ -149,7 +152,7 @@ private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends S
 
   /** The join with its dynamic filter, where switched on and possible, and its sorted broadcast. */
   private def planned(join: PiecewiseMergeJoinExec, conf: SQLConf): SparkPlan =
-    (if (RangeJoinConf.dynamicFilter(conf)) join.withDynamicFilter else join).withSortedBroadcast
+    (if (RangeJoinConf.dynamicFilter(conf)) join.withDynamicFilter else join).withSortedBroadcast()
 
   // Python UDFs, unplanned subqueries and other placeholders are Spark's to plan.
   private def evaluable(condition: Expression): Boolean =

@@ -30,6 +30,7 @@ final class BandDifferentialRunner(spark: SparkSession) extends AdaptiveSparkPla
   var cases = 0
   var plannedRangeJoin = 0
   var executedRangeJoin = 0
+  val switches = new SwitchCount
   var bothRaised = 0
   /** Planned joins by the index their simpleString names. */
   val byIndex: mutable.Map[String, Int] = mutable.TreeMap.empty[String, Int].withDefaultValue(0)
@@ -102,12 +103,13 @@ final class BandDifferentialRunner(spark: SparkSession) extends AdaptiveSparkPla
       indexAsserted += 1
     }
     if (ourFinal.exists(find(_)(_.isInstanceOf[PiecewiseMergeJoinExec]).isDefined)) executedRangeJoin += 1
+    ourFinal.foreach(switches.record)
   }
 
   def summary(name: String): String = {
     val indexes = byIndex.map { case (k, v) => s"$v $k" }.mkString(", ")
     s"$name: $cases cases, $plannedRangeJoin planned PiecewiseMergeJoin ($indexes; $indexAsserted " +
-      s"asserted), $executedRangeJoin executed it, $bothRaised raised the same error in both"
+      s"asserted), $executedRangeJoin executed it, $bothRaised raised the same error in both$switches"
   }
 
   /** A side's rows, (id, x, lo, hi, v) each, to reproduce a failure from its message. */

@@ -4,6 +4,8 @@ import org.apache.spark.SparkFunSuite
 import org.apache.spark.sql.internal.SQLConf
 import org.scalatest.funsuite.AnyFunSuite
 
+import rangejoin.RangeJoinConf
+
 /**
  * Differential tests of band and interval joins: two range conjuncts bounding one side from both
  * directions, which rangejoin searches as a band (BandRun: both bounds on one buffered key) or an
@@ -37,7 +39,7 @@ object BandDifferentialSuites {
 abstract class LocalBandDifferentialSuite(cases: Seq[BandCase], conf: (String, String)*)
   extends SparkFunSuite with LocalDifferentialSession {
 
-  private lazy val runner = new BandDifferentialRunner(spark)
+  protected lazy val runner = new BandDifferentialRunner(spark)
 
   override protected def summary: String = runner.summary(getClass.getSimpleName)
 
@@ -57,6 +59,20 @@ class BandDifferentialCodegenOffSuite extends LocalBandDifferentialSuite(
 /** Without ANSI, integer and decimal arithmetic wraps or gives NULL: more keys cannot fail. */
 class BandDifferentialAnsiOffSuite extends LocalBandDifferentialSuite(
   BandDifferentialSuites.every(5, 2), SQLConf.ANSI_ENABLED.key -> "false")
+
+/**
+ * Every inner band join, with the side switch planned for every one it can take, however small its sides,
+ * and buffering the other side whenever it can.
+ */
+class BandDifferentialSideSwitchSuite extends LocalBandDifferentialSuite(
+  BandDifferentialSuites.all.filter(_.form == BandForm.Inner), RangeJoinConf.SideSwitchMinSize -> "0",
+  RangeJoinConf.SideSwitchMaxRatio -> "1000") {
+  // Registered after the cases, so it runs after them.
+  test("the switch ran, and buffered the other side") {
+    assert(runner.switches.swapped > 0,
+      s"${runner.switches.switched} switched, ${runner.switches.swapped} swapped")
+  }
+}
 
 /**
  * The same cases on `local-cluster[2,1,1024]`: two executor JVMs, so broadcasts of the sorted

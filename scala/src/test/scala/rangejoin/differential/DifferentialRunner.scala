@@ -10,7 +10,7 @@ import org.apache.spark.sql.execution.joins.{BroadcastHashJoinExec, BroadcastNes
 import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
-import rangejoin.execution.PiecewiseMergeJoinExec
+import rangejoin.execution.{PiecewiseMergeJoinExec, SideSwitchExec}
 
 /** What one run of a case's query gave: its rows, rendered and sorted, or its error condition. */
 sealed trait Outcome
@@ -32,6 +32,7 @@ final class DifferentialRunner(spark: SparkSession) extends AdaptiveSparkPlanHel
   var plannedRangeJoin = 0
   var executedRangeJoin = 0
   var bothRaised = 0
+  val switches = new SwitchCount
 
   def check(c: Case, conf: Seq[(String, String)]): Unit = {
     register(c)
@@ -73,11 +74,12 @@ final class DifferentialRunner(spark: SparkSession) extends AdaptiveSparkPlanHel
     cases += 1
     if (planned) plannedRangeJoin += 1
     if (ourFinal.exists(find(_)(_.isInstanceOf[PiecewiseMergeJoinExec]).isDefined)) executedRangeJoin += 1
+    ourFinal.foreach(switches.record)
   }
 
   def summary(name: String): String =
     s"$name: $cases cases, $plannedRangeJoin planned PiecewiseMergeJoin, $executedRangeJoin executed it, " +
-      s"$bothRaised raised the same error in both"
+      s"$bothRaised raised the same error in both$switches"
 
   private def register(c: Case): Unit = {
     def table(side: Side, name: String): Unit = {
@@ -95,6 +97,20 @@ final class DifferentialRunner(spark: SparkSession) extends AdaptiveSparkPlanHel
     Differential.run(spark, c.sql, conf)
 
   private def withConf[T](conf: Seq[(String, String)])(body: => T): T = Differential.withConf(spark, conf)(body)
+}
+
+/** How many executed plans held a side switch ([[SideSwitchExec]]), and how many of those swapped. */
+final class SwitchCount extends AdaptiveSparkPlanHelper {
+  var switched = 0
+  var swapped = 0
+
+  def record(executed: SparkPlan): Unit =
+    collect(executed) { case s: SideSwitchExec => s }.foreach { s =>
+      switched += 1
+      if (s.metrics("swapped").value > 0) swapped += 1
+    }
+
+  override def toString: String = if (switched == 0) "" else s", $switched side switches ($swapped swapped)"
 }
 
 /**

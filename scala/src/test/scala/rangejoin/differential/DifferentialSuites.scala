@@ -4,6 +4,8 @@ import org.apache.spark.SparkFunSuite
 import org.apache.spark.sql.internal.SQLConf
 import org.scalatest.funsuite.AnyFunSuite
 
+import rangejoin.RangeJoinConf
+
 /**
  * Differential tests: every generated case ([[Cases]]) runs with rangejoin off and on, and must
  * give the same answer ([[DifferentialRunner]]). The full set runs on a local session; subsets
@@ -19,7 +21,7 @@ object DifferentialSuites {
 abstract class LocalDifferentialSuite(cases: Seq[Case], conf: (String, String)*)
   extends SparkFunSuite with LocalDifferentialSession {
 
-  private lazy val runner = new DifferentialRunner(spark)
+  protected lazy val runner = new DifferentialRunner(spark)
 
   override protected def validatePlanChanges: Boolean = true
 
@@ -42,6 +44,21 @@ class DifferentialAnsiOffSuite extends LocalDifferentialSuite(
   DifferentialSuites.every(5, 2), SQLConf.ANSI_ENABLED.key -> "false")
 
 /**
+ * Every inner join, with the side switch planned for every one it can take, however small its sides, and
+ * buffering the other side whenever it can: the swapped join on every shape of data (the choice
+ * itself: features.SideSwitchSuite).
+ */
+class DifferentialSideSwitchSuite extends LocalDifferentialSuite(
+  DifferentialSuites.all.filter(_.form == JoinForm.Inner), RangeJoinConf.SideSwitchMinSize -> "0",
+  RangeJoinConf.SideSwitchMaxRatio -> "1000") {
+  // Registered after the cases, so it runs after them.
+  test("the switch ran, and buffered the other side") {
+    assert(runner.switches.swapped > 0,
+      s"${runner.switches.switched} switched, ${runner.switches.swapped} swapped")
+  }
+}
+
+/**
  * The same cases on `local-cluster[2,1,1024]`: two executor JVMs, so broadcasts, task closures and
  * the merged marks of the buffered side really cross processes. AQE on and off.
  */
@@ -53,5 +70,10 @@ class DistributedDifferentialSuite extends AnyFunSuite with ClusterDifferentialS
 
   for ((aqe, offset) <- Seq("true" -> 0, "false" -> 3); c <- DifferentialSuites.every(6, offset)) {
     test(s"AQE $aqe: $c")(runner.check(c, Seq(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe)))
+  }
+  // The side switch on every qualifying join: swapping whenever it can, and by the default ratio.
+  for ((aqe, ratio, offset) <- Seq(("true", "1000", 1), ("false", "0.25", 7)); c <- DifferentialSuites.every(12, offset)) {
+    test(s"side switch, AQE $aqe, ratio $ratio: $c")(runner.check(c, Seq(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe,
+      RangeJoinConf.SideSwitchMinSize -> "0", RangeJoinConf.SideSwitchMaxRatio -> ratio)))
   }
 }

@@ -39,10 +39,20 @@ private[rangejoin] object SortedRuns {
    * in key order.
    */
   def run(rows: Iterator[InternalRow], schema: StructType, key: Expression,
-      secondKey: Option[Expression]): SortedRun = {
+      secondKey: Option[Expression]): SortedRun =
+    runOfAtMost(Int.MaxValue, rows, schema, key, secondKey).get
+
+  /**
+   * The run of a partition of at most `maxRows` rows, or None, having read `maxRows + 1` rows and
+   * sorted none, for a larger one: a side that would not be worth broadcasting
+   * ([[rangejoin.execution.SideSwitchExec]]) costs at most that much to find out.
+   */
+  def runOfAtMost(maxRows: Int, rows: Iterator[InternalRow], schema: StructType, key: Expression,
+      secondKey: Option[Expression]): Option[SortedRun] = {
     val toUnsafe = UnsafeProjection.create(schema)
     val copies = new PackedRows(-1)
     while (rows.hasNext) {
+      if (copies.numRows >= maxRows) return None
       copies.add(rows.next() match {
         case u: UnsafeRow => u
         case other => toUnsafe(other)
@@ -58,8 +68,8 @@ private[rangejoin] object SortedRuns {
       packed.add(at(order(i)).asInstanceOf[UnsafeRow])
       i += 1
     }
-    new SortedRun(schema.length, sorted.isSorted, sorted.keys.toLongArray(), sorted.seconds,
-      order, packed.sizes, packed.chunks)
+    Some(new SortedRun(schema.length, sorted.isSorted, sorted.keys.toLongArray(), sorted.seconds,
+      order, packed.sizes, packed.chunks))
   }
 
   /** The runs of every partition, in partition order, merged into the side's buffer. */
