@@ -90,4 +90,13 @@ class BandDistributedDifferentialSuite extends AnyFunSuite with ClusterDifferent
   for ((aqe, offset) <- Seq("true" -> 0, "false" -> 3); c <- BandDifferentialSuites.every(6, offset)) {
     test(s"AQE $aqe: $c")(runner.check(c, Seq(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe)))
   }
+  // Every other inner band case with the side switch on every join it can take, swapping whenever it can.
+  for (c <- BandDifferentialSuites.all.filter(_.form == BandForm.Inner).zipWithIndex.collect { case (c, i) if i % 2 == 0 => c }) {
+    test(s"side switch: $c")(runner.check(c,
+      Seq(RangeJoinConf.SideSwitchMinSize -> "0", RangeJoinConf.SideSwitchMaxRatio -> "1000")))
+  }
+  // Registered after the cases, so it runs after them.
+  test("the side switch buffered the other side across executors") {
+    assert(runner.switches.swapped > 0, s"${runner.switches.switched} switched, ${runner.switches.swapped} swapped")
+  }
 }

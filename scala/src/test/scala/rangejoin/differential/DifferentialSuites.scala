@@ -71,9 +71,15 @@ class DistributedDifferentialSuite extends AnyFunSuite with ClusterDifferentialS
   for ((aqe, offset) <- Seq("true" -> 0, "false" -> 3); c <- DifferentialSuites.every(6, offset)) {
     test(s"AQE $aqe: $c")(runner.check(c, Seq(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe)))
   }
-  // The side switch on every qualifying join: swapping whenever it can, and by the default ratio.
-  for ((aqe, ratio, offset) <- Seq(("true", "1000", 1), ("false", "0.25", 7)); c <- DifferentialSuites.every(12, offset)) {
-    test(s"side switch, AQE $aqe, ratio $ratio: $c")(runner.check(c, Seq(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe,
-      RangeJoinConf.SideSwitchMinSize -> "0", RangeJoinConf.SideSwitchMaxRatio -> ratio)))
+  // The inner cases with the side switch on every join it can take, swapping whenever it can:
+  // the pass over the keys, the filtered side's broadcast and the streamed large side, across JVMs.
+  private val inner = DifferentialSuites.all.filter(_.form == JoinForm.Inner)
+  for ((aqe, offset) <- Seq("true" -> 0, "false" -> 1); c <- inner.zipWithIndex.collect { case (c, i) if i % 2 == offset => c }) {
+    test(s"side switch, AQE $aqe: $c")(runner.check(c, Seq(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe,
+      RangeJoinConf.SideSwitchMinSize -> "0", RangeJoinConf.SideSwitchMaxRatio -> "1000")))
+  }
+  // Registered after the cases, so it runs after them.
+  test("the side switch buffered the other side across executors") {
+    assert(runner.switches.swapped > 0, s"${runner.switches.switched} switched, ${runner.switches.swapped} swapped")
   }
 }
