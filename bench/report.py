@@ -342,9 +342,12 @@ def markdown(results, chart_file: Optional[str]) -> str:
                          f"{r['max_heap'] / mb:,.0f} MB"])
         out.append(md_table(["run", "heap used before (after GC)", "peak heap used (sampled)",
                              "sum of pool peaks", "pool peaks", "max heap"], rows, right=(1, 2, 3, 5)))
-        if sb:
-            metrics = {name: value for name, value in sb[0].values()}
-            out += ["", "rangejoin's SortedBroadcast of b3: " + ", ".join(
+        # Under the side switch only the chosen join's sorted broadcast is built: the one with rows.
+        built = [m for m in sb if any(name == "number of rows" and value for name, value in m.values())]
+        if built:
+            metrics = {name: value for name, value in built[0].values()}
+            out += ["", "rangejoin's sorted broadcast (b3's, or under the side switch the rows of s3 "
+                    "that can match): " + ", ".join(
                 f"{name} {value:,}" + (" bytes" if name == "data size" else " ms" if name.startswith("time") else "")
                 for name, value in metrics.items()) + "."]
         out += ["", "The sampled peak bounds the true peak from below, the sum of the pools' peaks "

@@ -1,7 +1,9 @@
 """W3's buffered side (b3, 1M rows) and what broadcasting it costs: rangejoin's W3 beside its floor
 and beside stock Spark's own broadcast hash join of the same side (`s3 JOIN b3 ON s.k = b.k`,
 hinted), in one JVM, the three interleaved; and SortedBroadcast's metrics (medians) for
-rangejoin, whose answer is checked against DuckDB's on the same files. The numbers behind docs/design.md's "Where the sort runs". Reads the benchmark's
+rangejoin, whose answer is checked against DuckDB's on the same files. The side switch is off
+here, so that b3 is the side broadcast: with it on, W3 buffers s3's few rows that can match
+instead (bench/side_switch.py measures that). The numbers behind docs/design.md's "Where the sort runs". Reads the benchmark's
 scale-1 data (run `make bench`, or `bench.py --only W3`, first).
 
     .venv/bin/python bench/w3_build.py [--rounds 4] [--runs 3]
@@ -65,7 +67,7 @@ def main() -> None:
     data = os.path.join(HERE, "data", wl.scale_tag(1))
     if not os.path.exists(os.path.join(data, "manifest.json")):
         raise SystemExit(f"no benchmark data in {data}: run `make bench` first")
-    with local_spark("w3-build", conf=SPARK_CONF) as spark:
+    with local_spark("w3-build", conf=dict(SPARK_CONF, **{"spark.rangejoin.sideSwitch.enabled": "false"})) as spark:
         for t in ("s3", "b3"):
             spark.read.parquet(os.path.join(data, f"{t}.parquet")).createOrReplaceTempView(t)
         if args.only_rangejoin:

@@ -233,3 +233,38 @@ def test_dynamic_filter_bad_value(files):
         files, sql(files, DYNAMIC_FILTER_QUERIES["inner"]), rangejoin.DYNAMIC_FILTER, "maybe",
         "true or false",
     )
+
+
+# --- spark.rangejoin.sideSwitch.* --------------------------------------------------------------
+
+SWITCH = "RangeJoinSideSwitch"
+SIDE_SWITCH_QUERY = "SELECT * FROM small JOIN big ON small.a > big.b AND (small.a + big.b) % 3 = 0"
+
+
+def test_side_switch_keys_decide_the_plan_not_the_answer(tables):
+    make_df = sql(tables, "SELECT * FROM big JOIN small ON big.b < small.a AND (small.a + big.b) % 3 = 0")
+    # Below the default minimum size (8m): the join as planned.
+    _, plan = assert_answer_is_stock(tables, make_df, {rangejoin.BROADCAST_THRESHOLD: "1k"})
+    assert SWITCH not in plan, plan
+    # Every size: the switch is planned; which join ran is its metric, the rows are stock Spark's.
+    rows, plan = assert_answer_is_stock(
+        tables, make_df, {rangejoin.BROADCAST_THRESHOLD: "10k", rangejoin.SIDE_SWITCH_MIN_SIZE: "0"})
+    assert SWITCH in plan and plan.count(PMJ) == 2, plan
+    assert len(rows) == sum(1 for a in range(50) for b in range(500) if b < a and (a + b) % 3 == 0)
+    _, plan = run(tables, make_df, {rangejoin.BROADCAST_THRESHOLD: "10k",
+                                    rangejoin.SIDE_SWITCH_MIN_SIZE: "0", rangejoin.SIDE_SWITCH: "false"})
+    assert SWITCH not in plan and plan.count(PMJ) == 1, plan
+
+
+@pytest.mark.parametrize(
+    "key, value, accepted",
+    [
+        (rangejoin.SIDE_SWITCH, "sometimes", "true or false"),
+        (rangejoin.SIDE_SWITCH_MIN_SIZE, "big", "a size in bytes of 0 or more"),
+        (rangejoin.SIDE_SWITCH_MAX_RATIO, "-1", "a number of 0 or more"),
+    ],
+)
+def test_side_switch_bad_values(tables, key, value, accepted):
+    conf = {rangejoin.BROADCAST_THRESHOLD: "10k", rangejoin.SIDE_SWITCH_MIN_SIZE: "0"}
+    with sql_conf(tables, conf):
+        expect_invalid(tables, sql(tables, SIDE_SWITCH_QUERY), key, value, accepted)
