@@ -1,8 +1,10 @@
 package rangejoin.execution
 
+import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Expression, UnsafeProjection}
 import org.apache.spark.sql.catalyst.types.PhysicalDataType
+import org.apache.spark.sql.types.StructType
 
 import rangejoin.execution.index.RangeOp
 
@@ -39,6 +41,22 @@ private[rangejoin] sealed abstract class Extreme(val name: String) extends Seria
       }
     }
     Option(best)
+  }
+
+  /**
+   * The row with the extreme non-NULL `key` among every partition of `rows` (of `schema`), and
+   * how many rows they hold: one candidate per partition, found where the rows are and made
+   * unsafe to travel to the driver, which picks among them.
+   */
+  final def across(rows: RDD[InternalRow], key: Expression, schema: StructType): (Long, Option[InternalRow]) = {
+    val e = this
+    val perPartition = rows.mapPartitions { partition =>
+      var n = 0L
+      val counted = partition.map { row => n += 1; row }
+      val best = e.of(counted, key).map(UnsafeProjection.create(schema)(_).copy())
+      Iterator.single((n, best))
+    }.collect()
+    (perPartition.iterator.map(_._1).sum, of(perPartition.iterator.flatMap(_._2), key))
   }
 
   override def toString: String = name

@@ -2,7 +2,7 @@ package rangejoin.execution
 
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference, Literal, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference, Literal}
 import org.apache.spark.sql.catalyst.plans.physical.{Partitioning, UnknownPartitioning}
 import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode}
 import org.apache.spark.sql.execution.{CodegenSupport, SparkPlan, SQLExecution}
@@ -92,19 +92,8 @@ private[rangejoin] case class SideSwitchExec(
   /** The default buffered side's row count and extreme key (None: no row has a key). */
   private def measure(): (Long, Option[Literal]) = {
     val key = keys.output.head
-    val keyRef = BoundReference(0, key.dataType, key.nullable)
-    val schema = keys.schema
-    val e = extreme
-    val perPartition = keys.execute().mapPartitions { rows =>
-      var n = 0L
-      val counted = rows.map { row => n += 1; row }
-      // Made unsafe to travel to the driver, as the existence fast path's candidates are.
-      val best = e.of(counted, keyRef).map(UnsafeProjection.create(schema)(_).copy())
-      Iterator.single((n, best))
-    }.collect()
-    val best = e.of(perPartition.iterator.flatMap(_._2), keyRef)
-    (perPartition.iterator.map(_._1).sum,
-      best.map(row => Literal(InternalRow.copyValue(row.get(0, key.dataType)), key.dataType)))
+    val (rows, best) = extreme.across(keys.execute(), BoundReference(0, key.dataType, key.nullable), keys.schema)
+    (rows, best.map(row => Literal(InternalRow.copyValue(row.get(0, key.dataType)), key.dataType)))
   }
 
   private def chosen: SparkPlan = if (swap) swapped else default

@@ -7,7 +7,7 @@ import java.util.concurrent.TimeUnit.NANOSECONDS
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 import org.apache.spark.sql.catalyst.plans.physical.{BroadcastPartitioning, Partitioning}
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan, SQLExecution, UnaryExecNode}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
@@ -90,11 +90,15 @@ private[rangejoin] case class SortedBroadcastExec(
    */
   private def buildFromRuns(): Broadcast[SortedBuffer] = {
     val start = System.nanoTime()
+    fromRuns(sortedRuns(child.execute(), Int.MaxValue).map(_.get), start)
+  }
+
+  /** Each partition's run where it is, or None for one of more than `maxRows` rows. */
+  private def sortedRuns(rows: RDD[InternalRow], maxRows: Int): Array[Option[SortedRun]] = {
     val (boundKey, boundSecond, schema) = (mode.key, mode.secondKey, child.schema)
-    val runs = child.execute().mapPartitions { rows =>
-      Iterator(SortedRuns.run(rows, schema, boundKey, boundSecond))
+    rows.mapPartitions { partition =>
+      Iterator(SortedRuns.runOfAtMost(maxRows, partition, schema, boundKey, boundSecond))
     }.collect()
-    fromRuns(runs, start)
   }
 
   /**
@@ -109,13 +113,9 @@ private[rangejoin] case class SortedBroadcastExec(
     require(extreme.isEmpty && SortedRuns.supports(key, groupKeys), s"$nodeName $key is not sorted in runs")
     if (prebuilt.isEmpty) {
       val start = System.nanoTime()
-      val (boundKey, boundSecond, schema) = (mode.key, mode.secondKey, child.schema)
       val rows = child.execute()
       val share = math.max(4 * maxRows / math.max(1, rows.getNumPartitions), 4096L)
-      val cap = math.min(math.min(maxRows, share), Int.MaxValue - 1L).toInt
-      val runs = rows.mapPartitions { rows =>
-        Iterator(SortedRuns.runOfAtMost(cap, rows, schema, boundKey, boundSecond))
-      }.collect()
+      val runs = sortedRuns(rows, math.min(math.min(maxRows, share), Int.MaxValue - 1L).toInt)
       if (runs.forall(_.isDefined) && runs.iterator.map(_.get.numRows.toLong).sum <= maxRows) {
         prebuilt = Some(fromRuns(runs.map(_.get), start))
       }
@@ -138,13 +138,9 @@ private[rangejoin] case class SortedBroadcastExec(
     val (numRows, rows) = extreme match {
       case None => SparkInternals.collectIterator(child)
       case Some(e) =>
-        val (boundKey, schema) = (mode.key, child.schema)
-        // One candidate per partition, made unsafe: the payload is serialized as UnsafeRows.
-        val candidates = child.execute().mapPartitions { rows =>
-          e.of(rows, boundKey).map(UnsafeProjection.create(schema)(_).copy()).iterator
-        }.collect()
-        val best = e.of(candidates.iterator, boundKey).toArray
-        (best.length.toLong, best.iterator)
+        // The payload is serialized as UnsafeRows, which `across` gives.
+        val (_, best) = e.across(child.execute(), mode.key, child.schema)
+        (best.size.toLong, best.iterator)
     }
     val collected = BroadcastLimits.collect(numRows, rows, conf.maxBroadcastTableSizeInBytes)
     val beforeSort = System.nanoTime()
