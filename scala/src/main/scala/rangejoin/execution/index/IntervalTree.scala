@@ -36,16 +36,52 @@ private[rangejoin] final class IntervalTree(private val b: Array[Long], segmentS
   val n: Int = b.length
 
   /** Levels of the padded tree: 2^levels - 1 >= n nodes. */
-  private val levels: Int = {
+  private val levels: Int = IntervalTree.levelsFor(n)
+
+  private val size = ((1L << levels) - 1).toInt
+
+  /** The segments [bounds(k), bounds(k + 1)): the whole tree when there are no segment starts. */
+  private val segmentBounds: Array[Int] = IntervalTree.segmentBounds(segmentStarts, n)
+
+  /**
+   * Whether a search can reach the tree: only when some segment is longer than the scan window,
+   * which otherwise covers every search (a search stays within one segment).
+   */
+  private val searchesTree: Boolean = IntervalTree.longestSegment(segmentBounds) > IntervalTree.ScanWindow
+
+  /** maxB(i): the largest b in node i's subtree; not built when no search reaches the tree. */
+  private val maxB: Array[Long] =
+    if (searchesTree) IntervalTree.subtreeMaxima(b, levels, size) else Array()
+
+  /** prefixMaxB(i): the largest b among positions s..i, s the start of i's segment. */
+  private val prefixMaxB: Array[Long] = IntervalTree.prefixMaxima(b, segmentBounds)
+
+  /** A search over this tree; one per task (it keeps its traversal stack). */
+  def cursor(): IntervalTree.Cursor = new IntervalTree.Cursor(this)
+
+  private def root: Int = if (levels == 0) -1 else (1 << (levels - 1)) - 1
+}
+
+private[rangejoin] object IntervalTree {
+
+  /** Positions a search scans back from p before it turns to the tree. */
+  val ScanWindow = 32
+
+  /** A scan over at most this many positions reads each one's `b` without the prefix maxima. */
+  val ShortScan = 4
+
+  // The tree is built once per query, so its constructor runs too rarely to be compiled, and a
+  // loop inside a Scala field initializer cannot be compiled on the stack either (HotSpot skips
+  // the OSR: the field's `this` is still on the operand stack). Interpreted, the loops below
+  // took ~5 ms per 60K rows; as methods of their own they are compiled once for every query.
+
+  private def levelsFor(n: Int): Int = {
     var h = 0
     while (((1L << h) - 1) < n) h += 1
     h
   }
 
-  private val size = ((1L << levels) - 1).toInt
-
-  /** The segments [bounds(k), bounds(k + 1)): the whole tree when there are no segment starts. */
-  private val segmentBounds: Array[Int] = {
+  private def segmentBounds(segmentStarts: Array[Int], n: Int): Array[Int] = {
     val bounds = new Array[Int](segmentStarts.length + 2)
     var k = 0
     while (k < segmentStarts.length) {
@@ -57,23 +93,18 @@ private[rangejoin] final class IntervalTree(private val b: Array[Long], segmentS
     bounds
   }
 
-  /**
-   * Whether a search can reach the tree: only when some segment is longer than the scan window,
-   * which otherwise covers every search (a search stays within one segment).
-   */
-  private val searchesTree: Boolean = {
-    val bounds = segmentBounds
+  private def longestSegment(bounds: Array[Int]): Int = {
     var k = 0
     var longest = 0
     while (k + 1 < bounds.length) {
       longest = math.max(longest, bounds(k + 1) - bounds(k))
       k += 1
     }
-    longest > IntervalTree.ScanWindow
+    longest
   }
 
-  /** maxB(i): the largest b in node i's subtree; not built when no search reaches the tree. */
-  private val maxB: Array[Long] = if (!searchesTree) Array() else {
+  private def subtreeMaxima(b: Array[Long], levels: Int, size: Int): Array[Long] = {
+    val n = b.length
     val m = new Array[Long](size)
     var i = 0
     while (i < size) {
@@ -93,10 +124,8 @@ private[rangejoin] final class IntervalTree(private val b: Array[Long], segmentS
     m
   }
 
-  /** prefixMaxB(i): the largest b among positions s..i, s the start of i's segment. */
-  private val prefixMaxB: Array[Long] = {
-    val m = new Array[Long](n)
-    val bounds = segmentBounds
+  private def prefixMaxima(b: Array[Long], bounds: Array[Int]): Array[Long] = {
+    val m = new Array[Long](b.length)
     var k = 0
     while (k + 1 < bounds.length) {
       var i = bounds(k)
@@ -108,17 +137,6 @@ private[rangejoin] final class IntervalTree(private val b: Array[Long], segmentS
     }
     m
   }
-
-  /** A search over this tree; one per task (it keeps its traversal stack). */
-  def cursor(): IntervalTree.Cursor = new IntervalTree.Cursor(this)
-
-  private def root: Int = if (levels == 0) -1 else (1 << (levels - 1)) - 1
-}
-
-private[rangejoin] object IntervalTree {
-
-  /** Positions a search scans back from p before it turns to the tree. */
-  val ScanWindow = 32
 
   /**
    * Enumerates the positions from <= i < p with `b(i) > lower` (`>=` when `inclusive`), in no
@@ -141,6 +159,9 @@ private[rangejoin] object IntervalTree {
     private[this] var scan = -1 // the next position the backward scan checks
     private[this] var scanStop = 0 // where the scan hands over to the tree, which covers [0, scanStop)
     private[this] var treePending = false
+    // Whether the scan reads the prefix maxima to stop early: not over a few positions, where
+    // the second array's cache line costs more than the reads of `b` it could save.
+    private[this] var stopsEarly = true
 
     private def passes(v: Long): Boolean = v > lower || (inclusive && v == lower)
 
@@ -152,6 +173,7 @@ private[rangejoin] object IntervalTree {
       top = 0
       scan = this.p - 1
       scanStop = math.max(this.from, this.p - ScanWindow)
+      stopsEarly = this.p - this.from > ShortScan
       treePending = true
     }
 
@@ -169,7 +191,7 @@ private[rangejoin] object IntervalTree {
       while (scan >= scanStop) {
         val i = scan
         scan -= 1
-        if (!passes(prefixMaxB(i))) { // nothing at or before i passes: the search is over
+        if (stopsEarly && !passes(prefixMaxB(i))) { // nothing at or before i passes: the search is over
           scan = -1
           treePending = false
           return -1
