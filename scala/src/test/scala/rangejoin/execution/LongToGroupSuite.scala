@@ -4,11 +4,12 @@ import scala.util.Random
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import rangejoin.execution.index.{HashedLongToGroup, LongToGroup}
+import rangejoin.execution.index.{HashedLongToGroup, KeyGroups, LongToGroup}
 
 /**
  * The long-key group lookup against a map: dense keys (an array), sparse ones (a hash table),
- * extremes whose span overflows a long, and keys just outside the dense range.
+ * extremes whose span overflows a long, and keys just outside the dense range; and each key's
+ * segment, looked up in one step, against its group's starts.
  */
 class LongToGroupSuite extends AnyFunSuite {
 
@@ -17,8 +18,15 @@ class LongToGroupSuite extends AnyFunSuite {
     // The layout is what each test is about: a dense test answered by the hash table tests nothing.
     assert(lookup.getClass.getSimpleName == layout, s"${keys.length} keys")
     val expected = keys.zipWithIndex.toMap
+    // Group g holds g + 1 rows, except every third group none (an empty segment).
+    val starts = keys.indices.scanLeft(0)((s, g) => s + (if (g % 3 == 2) 0 else g + 1)).toArray
+    val segments = lookup.segments(starts)
     for (k <- probes ++ keys) {
-      assert(lookup.get(k) == expected.getOrElse(k, -1), s"key $k among ${keys.take(8).mkString(",")}...")
+      val g = expected.getOrElse(k, -1)
+      assert(lookup.get(k) == g, s"key $k among ${keys.take(8).mkString(",")}...")
+      val segment = segments.get(k)
+      val (from, until) = if (g < 0) (0, 0) else (starts(g), starts(g + 1))
+      assert((KeyGroups.from(segment), KeyGroups.until(segment)) == ((from, until)), s"key $k's segment")
     }
   }
 

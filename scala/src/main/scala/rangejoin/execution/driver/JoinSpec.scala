@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, BoundReference, Expression, Predicate, UnsafeProjection}
 import org.apache.spark.sql.execution.metric.SQLMetric
 
-import rangejoin.execution.index.{BandRunFinder, Bound, CandidateFinder, EveryRowFinder, GroupOf, IndexSpec, IntervalFinder, KeyCodec,
+import rangejoin.execution.index.{BandRunFinder, Bound, CandidateFinder, EveryRowFinder, IndexSpec, IntervalFinder, KeyCodec, SegmentOf,
   KeyGroups, LongKeyGroups, PerKeyFinder, RowKeyGroups, SortedBuffer, SortedKeys, SortedRunFinder}
 
 /**
@@ -120,20 +120,20 @@ private[rangejoin] final case class JoinSpec(
    * Looks a streamed row's equality key (`keys`, bound to the row) up in `groups`: one column of
    * a long-keyed group is read in place as a long; any other key is projected to an UnsafeRow.
    */
-  private def groupLookup(groups: KeyGroups, keys: Seq[Expression]): GroupOf = (groups, keys) match {
+  private def groupLookup(groups: KeyGroups, keys: Seq[Expression]): SegmentOf = (groups, keys) match {
     case (g: LongKeyGroups, Seq(BoundReference(ordinal, _, _))) =>
       val encode = g.encoder
-      row => if (row.isNullAt(ordinal)) -1 else g.group(encode(row, ordinal))
+      row => if (row.isNullAt(ordinal)) KeyGroups.Empty else g.segment(encode(row, ordinal))
     case (g: LongKeyGroups, _) =>
       val encode = g.encoder
       val project = UnsafeProjection.create(keys)
       row => {
         val key = project(row)
-        if (key.isNullAt(0)) -1 else g.group(encode(key, 0))
+        if (key.isNullAt(0)) KeyGroups.Empty else g.segment(encode(key, 0))
       }
     case (g: RowKeyGroups, _) =>
       val project = UnsafeProjection.create(keys)
-      row => g.group(project(row))
+      row => g.segment(g.group(project(row)))
   }
 
   /**
@@ -149,7 +149,7 @@ private[rangejoin] final case class JoinSpec(
   private def finderOver(
       buffer: SortedBuffer,
       probesOf: Seq[Bound] => (InternalRow => InternalRow, Int),
-      groupOf: KeyGroups => GroupOf): CandidateFinder = {
+      segmentOf: KeyGroups => SegmentOf): CandidateFinder = {
     val sortBound = index.sortBound
     val codec = KeyCodec(sortBound.bufferedKey.dataType)
     val windows = ArrayBuffer.empty[SortedKeys]
@@ -173,7 +173,7 @@ private[rangejoin] final case class JoinSpec(
       case other => throw new IllegalStateException(s"no finder for $other")
     }
     buffer.groups match {
-      case Some(groups) => new PerKeyFinder(groups, groupOf(groups), windows.toArray, within, probe)
+      case Some(groups) => new PerKeyFinder(segmentOf(groups), windows.toArray, within, probe)
       case None => within
     }
   }

@@ -184,12 +184,11 @@ private[rangejoin] final class IntervalFinder(
  * {{{
  *   streamed (chr2, x = 3)  ->  lookup chr2: segment [4, 6)  ->  within.find in keys(4 until 6)
  * }}}
- * `probe` is as for [[SortedRunFinder]]; `groupOf` looks the streamed row's equality key up in
- * `groups` (-1: no buffered row has it).
+ * `probe` is as for [[SortedRunFinder]]; `segmentOf` looks the streamed row's equality key's
+ * segment up (empty: no buffered row has it).
  */
 private[rangejoin] final class PerKeyFinder(
-    groups: KeyGroups,
-    groupOf: GroupOf,
+    segmentOf: SegmentOf,
     windows: Array[SortedKeys],
     within: CandidateFinder,
     probe: Boolean) extends CandidateFinder {
@@ -197,12 +196,14 @@ private[rangejoin] final class PerKeyFinder(
   private[this] var empty = true
 
   override def find(streamed: InternalRow): Unit = {
-    val group = if (probe) groupOf(streamed) else -1
-    empty = group < 0 || groups.from(group) == groups.until(group)
+    val segment = if (probe) segmentOf(streamed) else KeyGroups.Empty
+    val from = KeyGroups.from(segment)
+    val until = KeyGroups.until(segment)
+    empty = from == until
     if (!empty) {
       var i = 0
       while (i < windows.length) {
-        windows(i).restrict(groups.from(group), groups.until(group))
+        windows(i).restrict(from, until)
         i += 1
       }
       within.find(streamed)

@@ -28,6 +28,9 @@ private[rangejoin] sealed abstract class KeyGroups(val starts: Array[Int]) exten
   def from(group: Int): Int = starts(group)
 
   def until(group: Int): Int = starts(group + 1)
+
+  /** Group `group`'s segment, packed ([[KeyGroups.segment]]); empty for -1, no group. */
+  def segment(group: Int): Long = if (group < 0) KeyGroups.Empty else KeyGroups.segment(from(group), until(group))
 }
 
 /** Each group's key as a long ([[encoder]]'s), by group number. */
@@ -38,10 +41,10 @@ private[rangejoin] final class LongKeyGroups(keys: Array[Long], starts: Array[In
   def encoder: LongEncoder = KeyCodec.longEncoder(keyType).get
 
   /** Built once per JVM that reads the broadcast. */
-  @transient private lazy val lookup: LongToGroup = LongToGroup(keys)
+  @transient private lazy val lookup: LongToSegment = LongToGroup(keys).segments(starts)
 
-  /** The group of a key read as a long, or -1. */
-  def group(key: Long): Int = lookup.get(key)
+  /** The segment of a key read as a long, packed ([[KeyGroups.segment]]); empty when no group has it. */
+  def segment(key: Long): Long = lookup.get(key)
 }
 
 /** Each group's key row, by group number. */
@@ -69,14 +72,28 @@ private[rangejoin] final class RowKeyGroups(keys: BroadcastRows, starts: Array[I
 }
 
 /**
- * The group of a streamed row's equality key (-1: none), once per streamed row: a SAM returning a
- * primitive, where a Function1 to Int would box the group number on every call.
+ * The segment of a streamed row's equality key, packed ([[KeyGroups.segment]]), once per streamed
+ * row: a SAM returning a primitive, where a Function1 to Long would box it on every call.
  */
-private[rangejoin] trait GroupOf {
-  def apply(row: InternalRow): Int
+private[rangejoin] trait SegmentOf {
+  def apply(row: InternalRow): Long
 }
 
 private[rangejoin] object KeyGroups {
+  /**
+   * A segment [from, until) packed in one long, `from` in the high half: a lookup hands the
+   * finder both ends at once, and a dense key's segment is one array read, not a group number
+   * and then its starts (two dependent reads per streamed row).
+   */
+  def segment(from: Int, until: Int): Long = (from.toLong << 32) | (until & 0xFFFFFFFFL)
+
+  def from(segment: Long): Int = (segment >>> 32).toInt
+
+  def until(segment: Long): Int = segment.toInt
+
+  /** The empty segment: no group has the key, or the key has a NULL. */
+  val Empty: Long = 0L
+
   /** Whether a one-column key of this type compares equal exactly when its longs do. */
   def isLongKey(dataType: DataType): Boolean = dataType match {
     case ByteType | ShortType | IntegerType | LongType | DateType | TimestampType | TimestampNTZType => true

@@ -11,6 +11,14 @@ package rangejoin.execution.index
  */
 private[rangejoin] sealed abstract class LongToGroup {
   def get(key: Long): Int
+
+  /** Each key's segment of `starts` (group g holds [starts(g), starts(g + 1))), packed as [[KeyGroups.segment]]. */
+  def segments(starts: Array[Int]): LongToSegment
+}
+
+/** A one-column key's segment, packed ([[KeyGroups.segment]]; empty when no group has the key). */
+private[rangejoin] sealed abstract class LongToSegment {
+  def get(key: Long): Long
 }
 
 private[rangejoin] object LongToGroup {
@@ -55,6 +63,33 @@ private final class DenseLongToGroup(min: Long, groups: Array[Int]) extends Long
     val i = key - min
     if (java.lang.Long.compareUnsigned(i, groups.length) < 0) groups(i.toInt) else -1
   }
+
+  override def segments(starts: Array[Int]): LongToSegment = {
+    val packed = new Array[Long](groups.length)
+    var i = 0
+    while (i < groups.length) {
+      val g = groups(i)
+      packed(i) = if (g < 0) KeyGroups.Empty else KeyGroups.segment(starts(g), starts(g + 1))
+      i += 1
+    }
+    new DenseLongToSegment(min, packed)
+  }
+}
+
+/** The dense array again, holding each key's segment itself: one read per lookup. */
+private final class DenseLongToSegment(min: Long, segments: Array[Long]) extends LongToSegment {
+  override def get(key: Long): Long = {
+    val i = key - min
+    if (java.lang.Long.compareUnsigned(i, segments.length) < 0) segments(i.toInt) else KeyGroups.Empty
+  }
+}
+
+/** The hash table's group, then its starts. */
+private final class HashedLongToSegment(groups: HashedLongToGroup, starts: Array[Int]) extends LongToSegment {
+  override def get(key: Long): Long = {
+    val g = groups.get(key)
+    if (g < 0) KeyGroups.Empty else KeyGroups.segment(starts(g), starts(g + 1))
+  }
 }
 
 /**
@@ -82,6 +117,8 @@ private[rangejoin] final class HashedLongToGroup(expected: Int) extends LongToGr
     }
     -1
   }
+
+  override def segments(starts: Array[Int]): LongToSegment = new HashedLongToSegment(this, starts)
 
   /** The group of `key`, which becomes `group` if the key is new. */
   def getOrAdd(key: Long, group: Int): Int = {
