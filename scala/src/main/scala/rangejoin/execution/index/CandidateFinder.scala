@@ -155,21 +155,44 @@ private[rangejoin] final class IntervalFinder(
     probe: Boolean) extends CandidateFinder {
 
   private[this] val cursor = tree.cursor()
+  private[this] val upperOrEqual = upperOp == RangeOp.Gt
   private[this] var searching = false
+  // A window of a few positions (a tiny key group) is tested position by position, both keys
+  // at once: their reads do not wait on each other, where the search reads the sorted keys
+  // first and only then the tree's. The positions [shortNext, shortUntil) left to test.
+  private[this] var shortNext = 0
+  private[this] var shortUntil = 0
+  private[this] var lower = 0L
+  private[this] var inclusive = false
 
   override def find(streamed: InternalRow): Unit = {
     searching = false
+    shortNext = 0
+    shortUntil = 0
     if (probe) {
       val p = probes(streamed)
       if (!p.isNullAt(0) && upperKeys.load(p, 1)) {
-        cursor.start(upperKeys.from, upperKeys.boundary(upperOp == RangeOp.Gt), encodeLower(p, 0),
-          lowerOp == RangeOp.Le)
-        searching = true
+        lower = encodeLower(p, 0)
+        inclusive = lowerOp == RangeOp.Le
+        if (upperKeys.until - upperKeys.from <= IntervalTree.ShortScan) {
+          shortNext = upperKeys.from
+          shortUntil = upperKeys.until
+        } else {
+          cursor.start(upperKeys.from, upperKeys.boundary(upperOrEqual), lower, inclusive)
+          searching = true
+        }
       }
     }
   }
 
-  override def next(): Int = if (searching) cursor.next() else -1
+  override def next(): Int = {
+    while (shortNext < shortUntil) {
+      val i = shortNext
+      shortNext += 1
+      if (!upperKeys.isAbove(i, upperOrEqual) && tree.passes(i, lower, inclusive)) return i
+    }
+    if (searching) cursor.next() else -1
+  }
 
   override def isRun: Boolean = false
   override def runFrom: Int = 0

@@ -56,6 +56,12 @@ private[rangejoin] final class IntervalTree(private val b: Array[Long], segmentS
   /** prefixMaxB(i): the largest b among positions s..i, s the start of i's segment. */
   private val prefixMaxB: Array[Long] = IntervalTree.prefixMaxima(b, segmentBounds)
 
+  /** Whether position i's `b` is above `lower` (at or above it when `inclusive`). */
+  def passes(i: Int, lower: Long, inclusive: Boolean): Boolean = {
+    val v = b(i)
+    v > lower || (inclusive && v == lower)
+  }
+
   /** A search over this tree; one per task (it keeps its traversal stack). */
   def cursor(): IntervalTree.Cursor = new IntervalTree.Cursor(this)
 

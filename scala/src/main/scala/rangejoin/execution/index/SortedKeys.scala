@@ -52,19 +52,21 @@ private[rangejoin] abstract class SortedKeys {
   /** The sign of comparing key i with the loaded probe. */
   protected def compareToProbe(i: Int): Int
 
+  /** Whether key i is above the probe, or at or above it when `orEqual`: [[boundary]]'s test. */
+  final def isAbove(i: Int, orEqual: Boolean): Boolean = {
+    val c = compareToProbe(i)
+    c > 0 || (orEqual && c == 0)
+  }
+
   /**
    * The first index of the window whose key is above the probe, or at or above it when
    * `orEqual`; `until` when there is none.
    */
   final def boundary(orEqual: Boolean): Int = {
-    def isAbove(i: Int) = {
-      val c = compareToProbe(i)
-      c > 0 || (orEqual && c == 0)
-    }
     val first = from
     val end = until
-    if (end <= first || !isAbove(end - 1)) return end
-    if (isAbove(first)) return first
+    if (end <= first || !isAbove(end - 1, orEqual)) return end
+    if (isAbove(first, orEqual)) return first
     var lo = first + 1
     var hi = end - 1
     while (lo < hi) {
