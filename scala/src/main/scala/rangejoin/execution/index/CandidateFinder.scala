@@ -174,7 +174,7 @@ private[rangejoin] final class IntervalFinder(
       if (!p.isNullAt(0) && upperKeys.load(p, 1)) {
         lower = encodeLower(p, 0)
         inclusive = lowerOp == RangeOp.Le
-        if (upperKeys.until - upperKeys.from <= IntervalTree.ShortScan) {
+        if (upperKeys.until - upperKeys.from <= IntervalFinder.ShortWindow) {
           shortNext = upperKeys.from
           shortUntil = upperKeys.until
         } else {
@@ -197,6 +197,11 @@ private[rangejoin] final class IntervalFinder(
   override def isRun: Boolean = false
   override def runFrom: Int = 0
   override def runUntil: Int = 0
+}
+
+private[rangejoin] object IntervalFinder {
+  /** A window of at most this many positions is tested position by position, not searched. */
+  val ShortWindow = 4
 }
 
 /**

@@ -57,10 +57,7 @@ private[rangejoin] final class IntervalTree(private val b: Array[Long], segmentS
   private val prefixMaxB: Array[Long] = IntervalTree.prefixMaxima(b, segmentBounds)
 
   /** Whether position i's `b` is above `lower` (at or above it when `inclusive`). */
-  def passes(i: Int, lower: Long, inclusive: Boolean): Boolean = {
-    val v = b(i)
-    v > lower || (inclusive && v == lower)
-  }
+  def passes(i: Int, lower: Long, inclusive: Boolean): Boolean = IntervalTree.passes(b(i), lower, inclusive)
 
   /** A search over this tree; one per task (it keeps its traversal stack). */
   def cursor(): IntervalTree.Cursor = new IntervalTree.Cursor(this)
@@ -73,8 +70,8 @@ private[rangejoin] object IntervalTree {
   /** Positions a search scans back from p before it turns to the tree. */
   val ScanWindow = 32
 
-  /** A scan over at most this many positions reads each one's `b` without the prefix maxima. */
-  val ShortScan = 4
+  /** Whether a second key `v` passes the lower bound: above `lower`, or at it when `inclusive`. */
+  @inline def passes(v: Long, lower: Long, inclusive: Boolean): Boolean = v > lower || (inclusive && v == lower)
 
   // The tree is built once per query, so its constructor runs too rarely to be compiled, and a
   // loop inside a Scala field initializer cannot be compiled on the stack either (HotSpot skips
@@ -165,11 +162,8 @@ private[rangejoin] object IntervalTree {
     private[this] var scan = -1 // the next position the backward scan checks
     private[this] var scanStop = 0 // where the scan hands over to the tree, which covers [0, scanStop)
     private[this] var treePending = false
-    // Whether the scan reads the prefix maxima to stop early: not over a few positions, where
-    // the second array's cache line costs more than the reads of `b` it could save.
-    private[this] var stopsEarly = true
 
-    private def passes(v: Long): Boolean = v > lower || (inclusive && v == lower)
+    private def passes(v: Long): Boolean = IntervalTree.passes(v, lower, inclusive)
 
     def start(from: Int, p: Int, lower: Long, inclusive: Boolean): Unit = {
       this.from = math.max(0, from)
@@ -179,7 +173,6 @@ private[rangejoin] object IntervalTree {
       top = 0
       scan = this.p - 1
       scanStop = math.max(this.from, this.p - ScanWindow)
-      stopsEarly = this.p - this.from > ShortScan
       treePending = true
     }
 
@@ -197,7 +190,7 @@ private[rangejoin] object IntervalTree {
       while (scan >= scanStop) {
         val i = scan
         scan -= 1
-        if (stopsEarly && !passes(prefixMaxB(i))) { // nothing at or before i passes: the search is over
+        if (!passes(prefixMaxB(i))) { // nothing at or before i passes: the search is over
           scan = -1
           treePending = false
           return -1
