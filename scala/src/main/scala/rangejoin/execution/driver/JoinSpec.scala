@@ -133,7 +133,7 @@ private[rangejoin] final case class JoinSpec(
       }
     case (g: RowKeyGroups, _) =>
       val project = UnsafeProjection.create(keys)
-      row => g.segment(g.group(project(row)))
+      row => g.segment(project(row))
   }
 
   /**

@@ -24,13 +24,6 @@ import org.apache.spark.sql.types._
  */
 private[rangejoin] sealed abstract class KeyGroups(val starts: Array[Int]) extends Serializable {
   def numGroups: Int = starts.length - 1
-
-  def from(group: Int): Int = starts(group)
-
-  def until(group: Int): Int = starts(group + 1)
-
-  /** Group `group`'s segment, packed ([[KeyGroups.segment]]); empty for -1, no group. */
-  def segment(group: Int): Long = if (group < 0) KeyGroups.Empty else KeyGroups.segment(from(group), until(group))
 }
 
 /** Each group's key as a long ([[encoder]]'s), by group number. */
@@ -62,8 +55,11 @@ private[rangejoin] final class RowKeyGroups(keys: BroadcastRows, starts: Array[I
     map
   }
 
-  /** The group of `key` (an UnsafeRow of the equality keys), or -1 when no keyed row has it. */
-  def group(key: UnsafeRow): Int =
+  /** The segment of `key` (an UnsafeRow of the equality keys), packed ([[KeyGroups.segment]]). */
+  def segment(key: UnsafeRow): Long = KeyGroups.segment(starts, group(key))
+
+  /** The group of `key`, or -1 when no keyed row has it. */
+  private def group(key: UnsafeRow): Int =
     if (key.anyNull()) -1
     else {
       val g = lookup.get(key)
@@ -86,6 +82,10 @@ private[rangejoin] object KeyGroups {
    * and then its starts (two dependent reads per streamed row).
    */
   def segment(from: Int, until: Int): Long = (from.toLong << 32) | (until & 0xFFFFFFFFL)
+
+  /** Group `group`'s segment of `starts`, packed; empty for group -1 (no group). */
+  def segment(starts: Array[Int], group: Int): Long =
+    if (group < 0) Empty else segment(starts(group), starts(group + 1))
 
   def from(segment: Long): Int = (segment >>> 32).toInt
 

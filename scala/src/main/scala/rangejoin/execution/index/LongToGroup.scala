@@ -68,8 +68,7 @@ private final class DenseLongToGroup(min: Long, groups: Array[Int]) extends Long
     val packed = new Array[Long](groups.length)
     var i = 0
     while (i < groups.length) {
-      val g = groups(i)
-      packed(i) = if (g < 0) KeyGroups.Empty else KeyGroups.segment(starts(g), starts(g + 1))
+      packed(i) = KeyGroups.segment(starts, groups(i))
       i += 1
     }
     new DenseLongToSegment(min, packed)
@@ -86,10 +85,7 @@ private final class DenseLongToSegment(min: Long, segments: Array[Long]) extends
 
 /** The hash table's group, then its starts. */
 private final class HashedLongToSegment(groups: HashedLongToGroup, starts: Array[Int]) extends LongToSegment {
-  override def get(key: Long): Long = {
-    val g = groups.get(key)
-    if (g < 0) KeyGroups.Empty else KeyGroups.segment(starts(g), starts(g + 1))
-  }
+  override def get(key: Long): Long = KeyGroups.segment(starts, groups.get(key))
 }
 
 /**
