@@ -156,6 +156,7 @@ private[rangejoin] final class IntervalFinder(
 
   private[this] val cursor = tree.cursor()
   private[this] val upperOrEqual = upperOp == RangeOp.Gt
+  private[this] val inclusive = lowerOp == RangeOp.Le
   private[this] var searching = false
   // A window of a few positions (a tiny key group) is tested position by position, both keys
   // at once: their reads do not wait on each other, where the search reads the sorted keys
@@ -163,7 +164,6 @@ private[rangejoin] final class IntervalFinder(
   private[this] var shortNext = 0
   private[this] var shortUntil = 0
   private[this] var lower = 0L
-  private[this] var inclusive = false
 
   override def find(streamed: InternalRow): Unit = {
     searching = false
@@ -173,7 +173,6 @@ private[rangejoin] final class IntervalFinder(
       val p = probes(streamed)
       if (!p.isNullAt(0) && upperKeys.load(p, 1)) {
         lower = encodeLower(p, 0)
-        inclusive = lowerOp == RangeOp.Le
         if (upperKeys.until - upperKeys.from <= IntervalFinder.ShortWindow) {
           shortNext = upperKeys.from
           shortUntil = upperKeys.until
