@@ -2,11 +2,13 @@ package rangejoin.execution
 
 import java.time.{LocalDate, LocalDateTime, ZoneOffset}
 
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, GreaterThanOrEqual, LessThanOrEqual, Literal}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, GreaterThanOrEqual, LessThanOrEqual, Literal}
 import org.apache.spark.sql.catalyst.util.{CollationFactory, DateTimeUtils}
 import org.apache.spark.sql.execution.FileSourceScanExec
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.apache.spark.sql.execution.datasources.orc.OrcFileFormat
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+import org.apache.spark.sql.execution.rangejoin.SparkInternals
 import org.apache.spark.sql.types._
 
 import rangejoin.execution.index.RangeOp
@@ -36,17 +38,25 @@ import rangejoin.execution.index.RangeOp
 private[execution] object ScanBound {
 
   /**
-   * `column op bound` in the form `scan` may take, or None. `op` reads `column op bound`, where
-   * `column` is one of the scan's data columns and `bound` a non-NULL literal of its type.
+   * The scan's relation reading with `column op bound` pushed down, in the form its statistics
+   * may take, or None. `op` reads `column op bound`, where `column` is one of the scan's data
+   * columns and `bound` a non-NULL literal of its type.
    */
-  def apply(scan: FileSourceScanExec, column: Attribute, op: RangeOp, bound: Literal): Option[Expression] = {
-    val format = scan.relation.fileFormat.getClass
+  def apply(scan: FileSourceScanExec, column: Attribute, op: RangeOp, bound: Literal): Option[HadoopFsRelation] = {
+    val relation = scan.relation
+    val format = relation.fileFormat.getClass
     val trusted = format == classOf[ParquetFileFormat] || format == classOf[OrcFileFormat]
     if (!trusted || bound.value == null || bound.dataType != column.dataType) None
     else {
       val upper = op == RangeOp.Lt || op == RangeOp.Le
-      widened(bound, upper).map { b =>
-        if (upper) LessThanOrEqual(column, b) else GreaterThanOrEqual(column, b)
+      for {
+        b <- widened(bound, upper)
+        filter <- SparkInternals.toSourceFilter(
+          if (upper) LessThanOrEqual(column, b) else GreaterThanOrEqual(column, b))
+      } yield {
+        val bounded = if (format == classOf[ParquetFileFormat]) new BoundedParquetFormat(filter)
+          else new BoundedOrcFormat(filter)
+        relation.copy(fileFormat = bounded)(relation.sparkSession)
       }
     }
   }

@@ -6,8 +6,11 @@ import scala.concurrent.ExecutionContextExecutorService
 
 import org.apache.spark.sql.catalyst.{InternalRow, TableIdentifier}
 import org.apache.spark.sql.errors.QueryExecutionErrors
+import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.datasources.DataSourceStrategy
 import org.apache.spark.sql.execution.exchange.BroadcastExchangeExec
+import org.apache.spark.sql.sources.Filter
 
 /**
  * The Spark internals rangejoin uses, in one place. Each is private to Spark's own packages,
@@ -30,6 +33,10 @@ object SparkInternals {
 
   def broadcastTimeout(timeoutSeconds: Long, e: TimeoutException): Throwable =
     QueryExecutionErrors.executeBroadcastTimeoutError(timeoutSeconds, Some(e))
+
+  /** A Catalyst predicate as the data source filter a file format is given (None: none). */
+  def toSourceFilter(predicate: Expression): Option[Filter] =
+    DataSourceStrategy.translateFilter(predicate, supportNestedPredicatePushdown = true)
 
   def notEnoughMemoryToBroadcast(e: OutOfMemoryError, tables: Seq[TableIdentifier]): Throwable =
     QueryExecutionErrors.notEnoughMemoryToBuildAndBroadcastTableError(e, tables)
