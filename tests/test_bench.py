@@ -75,7 +75,7 @@ def test_join_operator_names_the_first_join_and_a_cartesian_product():
             "+- CartesianProduct (x#1L >= lo#2L)\n"
             "   :- *(1) Scan\n")
     assert join_operator(plan) == "CartesianProduct (x >= lo)"
-    plan = ("*(5) SortMergeJoin [rangejoin_level#7, rangejoin_bin#8L], [rangejoin_level#9, rangejoin_bin#10L], Inner\n"
+    plan = ("*(5) SortMergeJoin [rangejoin_bin#8L], [rangejoin_bin#10L], Inner\n"
             "+- BroadcastNestedLoopJoin BuildRight, Inner\n")
-    assert join_operator(plan).startswith("SortMergeJoin [rangejoin_level, rangejoin_bin]")
+    assert join_operator(plan).startswith("SortMergeJoin [rangejoin_bin], [rangejoin_bin]")
     assert join_operator("*(1) Project [x#1L]\n+- Scan") is None

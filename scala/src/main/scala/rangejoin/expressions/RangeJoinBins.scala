@@ -1,13 +1,15 @@
 package rangejoin.expressions
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{BinaryExpression, Expression, Generator, UnaryExpression}
-import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
+import org.apache.spark.sql.catalyst.expressions.{BinaryExpression, Expression, UnaryExpression, UnsafeArrayData}
+import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, CodeGenerator, CodegenFallback, ExprCode}
+import org.apache.spark.sql.catalyst.expressions.codegen.Block._
+import org.apache.spark.sql.catalyst.util.{ArrayData, GenericArrayData}
 import org.apache.spark.sql.types._
 
 /**
  * The expressions a binned range join ([[rangejoin.planning.BinnedRangeJoin]]) adds to its plan:
- * the generators that give each row its bins ([[BinGrid]]), and the pieces of the subquery that
+ * each row's bin keys ([[BinGrid]]), exploded into one row per bin, and the pieces of the subquery that
  * reads the grid (base bin size and the levels in use) from the interval side. Their names all
  * start with `RangeJoin`, so EXPLAIN shows where rangejoin changed a join.
  *
@@ -35,9 +37,45 @@ private[rangejoin] object BinKeys {
     StructField("binSize", LongType, nullable = false),
     StructField("levels", LongType, nullable = false)))
 
-  val BinSchema: StructType = StructType(Seq(
-    StructField("rangejoin_level", IntegerType, nullable = false),
-    StructField("rangejoin_bin", LongType, nullable = false)))
+  /**
+   * One long per (level, bin): `bin * 64 + level`, wrapping. Levels are below 64, so a key's level
+   * is its low six bits and two keys of different levels differ; two bins of one level share a
+   * key only if they are a multiple of 2^58 apart. The join keeps its condition, and the bins of
+   * a matching pair at any level are at most [[BinGrid.TopLevelBins]] apart (the point's bin is
+   * among the interval's, two intersecting intervals' bins overlap), so such a collision never
+   * meets a pair twice or a pair that does not match: one key is exact, and lets Spark sort each
+   * side by one long (a radix sort) rather than by (level, bin).
+   */
+  def key(level: Int, bin: Long): Long = (bin << 6) + level
+
+  /**
+   * Generated code for `self.method(keys..., grid)`, NULL if any key or the grid is: the keys,
+   * of any [[supports]]ed type, passed as longs.
+   */
+  def genCall(ctx: CodegenContext, ev: ExprCode, self: String, method: String, dataType: DataType,
+      keys: Seq[Expression], grid: Expression): ExprCode = {
+    val evaluated = (keys :+ grid).map(_.genCode(ctx))
+    val args = evaluated.init.map(k => s"(long) ${k.value}") :+ evaluated.last.value.toString
+    val javaType = CodeGenerator.javaType(dataType)
+    // Each operand is evaluated only where those before it are not NULL, as eval does.
+    val call = s"${ev.value} = $self.$method(${args.mkString(", ")});\n${ev.isNull} = ${ev.value} == null;"
+    val nested = evaluated.foldRight(call) { (operand, inner) =>
+      s"""|${operand.code}
+          |if (!${operand.isNull}) {
+          |  $inner
+          |}""".stripMargin
+    }
+    ev.copy(code = code"""
+      |boolean ${ev.isNull} = true;
+      |$javaType ${ev.value} = null;
+      |$nested""".stripMargin)
+  }
+
+  /** [[BinGrid]] as generated code calls it. */
+  val Grid: String = "rangejoin.expressions.BinGrid$.MODULE$"
+
+  /** A row's bin keys, to explode. */
+  val KeysType: ArrayType = ArrayType(LongType, containsNull = false)
 
   def grid(binSize: Long, levels: Long): InternalRow = InternalRow(binSize, levels)
 
@@ -47,7 +85,9 @@ private[rangejoin] object BinKeys {
     StructField("leftLevels", LongType, nullable = false),
     StructField("rightLevels", LongType, nullable = false)))
 
-  val OverlapBinSchema: StructType = StructType(BinSchema.fields ++ Seq(
+  /** One copy of an interval in an overlap join: its bin key, on its own level, at its first bin there. */
+  val OverlapCopyType: StructType = StructType(Seq(
+    StructField("rangejoin_bin", LongType, nullable = false),
     StructField("rangejoin_own", BooleanType, nullable = false),
     StructField("rangejoin_first", BooleanType, nullable = false)))
 
@@ -58,43 +98,58 @@ private[rangejoin] object BinKeys {
 }
 
 /**
- * A generator of the bins of an interval `[lo, hi]` over a grid: reads the row's interval and the
- * grid, and gives no bins for a NULL bound, a NULL grid or an inverted interval.
+ * The bin keys of an interval `[lo, hi]` over a grid, as an array (a query explodes it, in
+ * generated code): reads the row's interval and the grid, and gives NULL (no bins) for a NULL
+ * bound, a NULL grid or an inverted interval.
  */
-private[rangejoin] trait IntervalBinsGenerator extends Generator with CodegenFallback {
+private[rangejoin] trait IntervalBins extends Expression {
   def lo: Expression
   def hi: Expression
   def grid: Expression
 
   override def children: Seq[Expression] = Seq(lo, hi, grid)
+  override def nullable: Boolean = true
 
   /** The bins of `[from, to]` (from <= to) over `grid`. */
-  protected def bins(from: Long, to: Long, grid: InternalRow): IterableOnce[InternalRow]
+  protected def bins(from: Long, to: Long, grid: InternalRow): ArrayData
 
-  override def eval(input: InternalRow): IterableOnce[InternalRow] = {
+  /** The bins of `[from, to]` over `grid`, or NULL for an inverted interval. */
+  def binsOf(from: Long, to: Long, grid: InternalRow): ArrayData =
+    if (from > to) null else bins(from, to, grid)
+
+  override def eval(input: InternalRow): Any = {
     val l = lo.eval(input)
     val h = if (l == null) null else hi.eval(input)
     val g = if (h == null) null else grid.eval(input).asInstanceOf[InternalRow]
-    if (g == null) return Iterator.empty
-    val (from, to) = (BinKeys.asLong(l), BinKeys.asLong(h))
-    if (from > to) Iterator.empty else bins(from, to, g)
+    if (g == null) null else binsOf(BinKeys.asLong(l), BinKeys.asLong(h), g)
   }
+
+  // Generated code evaluates the children and calls binsOf: the bins are this object's own work,
+  // but a CodegenFallback would keep the whole Generate out of its stage's generated code.
+  override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode =
+    BinKeys.genCall(ctx, ev, ctx.addReferenceObj("bins", this), "binsOf", dataType, Seq(lo, hi), grid)
 }
 
-/** (level, bin) for every bin of the interval `[lo, hi]` on its level. */
+/** The [[BinKeys.key]] of every bin of the interval `[lo, hi]` on its level. */
 private[rangejoin] case class RangeJoinIntervalBins(lo: Expression, hi: Expression, grid: Expression)
-  extends Expression with IntervalBinsGenerator {
+  extends IntervalBins {
 
-  override def elementSchema: StructType = BinKeys.BinSchema
+  override def dataType: DataType = BinKeys.KeysType
   override def prettyName: String = "RangeJoinIntervalBins"
 
-  override protected def bins(from: Long, to: Long, g: InternalRow): IterableOnce[InternalRow] = {
+  override protected def bins(from: Long, to: Long, g: InternalRow): ArrayData = {
     val base = BinKeys.baseOf(g)
     val level = BinGrid.levelOf(from, to, base)
     val size = BinGrid.sizeAt(base, level)
-    val (first, last) = (BinGrid.bin(from, size), BinGrid.bin(to, size))
-    // At most MaxBins (TopLevelBins) bins; counted, since last may be Long.MaxValue.
-    Iterator.tabulate((last - first + 1).toInt)(i => InternalRow(level, first + i))
+    val first = BinGrid.bin(from, size)
+    // At most MaxBins (TopLevelBins) bins; counted, since the last may be Long.MaxValue.
+    val keys = new Array[Long]((BinGrid.bin(to, size) - first + 1).toInt)
+    var i = 0
+    while (i < keys.length) {
+      keys(i) = BinKeys.key(level, first + i)
+      i += 1
+    }
+    UnsafeArrayData.fromPrimitiveArray(keys)
   }
 
   override protected def withNewChildrenInternal(c: IndexedSeq[Expression]): RangeJoinIntervalBins =
@@ -102,16 +157,16 @@ private[rangejoin] case class RangeJoinIntervalBins(lo: Expression, hi: Expressi
 }
 
 /**
- * (level, bin, own, first) for every copy of the interval `[lo, hi]` in an overlap join
+ * (key, own, first) for every copy of the interval `[lo, hi]` in an overlap join
  * ([[BinGrid.overlapLevels]]): each bin it covers on its own level and on the levels above that
  * hold the other side's intervals (the overlap grid's `leftLevels` or `rightLevels`, as
  * `isLeft` says which side this is), with whether the level is its own and the bin its first there.
  */
 private[rangejoin] case class RangeJoinOverlapBins(
     lo: Expression, hi: Expression, grid: Expression, isLeft: Boolean)
-  extends Expression with IntervalBinsGenerator {
+  extends IntervalBins {
 
-  override def elementSchema: StructType = BinKeys.OverlapBinSchema
+  override def dataType: DataType = ArrayType(BinKeys.OverlapCopyType, containsNull = false)
   override def prettyName: String = "RangeJoinOverlapBins"
 
   // The grid is one value for the whole query: each own level's copy levels and their bin sizes
@@ -126,7 +181,7 @@ private[rangejoin] case class RangeJoinOverlapBins(
     decoded = g
   }
 
-  override protected def bins(from: Long, to: Long, g: InternalRow): IterableOnce[InternalRow] = {
+  override protected def bins(from: Long, to: Long, g: InternalRow): ArrayData = {
     decode(g)
     val base = BinKeys.baseOf(g)
     val own = BinGrid.levelOf(from, to, base)
@@ -135,29 +190,29 @@ private[rangejoin] case class RangeJoinOverlapBins(
       copySizes(own) = copyLevels(own).map(BinGrid.sizeAt(base, _))
     }
     val (levels, sizes) = (copyLevels(own), copySizes(own))
-    val copies = Array.newBuilder[InternalRow]
+    val copies = Array.newBuilder[Any]
     for (i <- levels.indices) {
       val (level, size) = (levels(i), sizes(i))
       val (first, last) = (BinGrid.bin(from, size), BinGrid.bin(to, size))
       var b = first
       while (b <= last && b >= first) { // b < first: wrapped past Long.MaxValue
-        copies += InternalRow(level, b, level == own, b == first)
+        copies += InternalRow(BinKeys.key(level, b), level == own, b == first)
         b += 1
       }
     }
-    copies.result()
+    new GenericArrayData(copies.result())
   }
 
   override protected def withNewChildrenInternal(c: IndexedSeq[Expression]): RangeJoinOverlapBins =
     copy(lo = c(0), hi = c(1), grid = c(2))
 }
 
-/** (level, bin) of the point `x` on every level of the grid. */
-private[rangejoin] case class RangeJoinPointBins(x: Expression, grid: Expression)
-  extends Expression with Generator with CodegenFallback {
+/** The [[BinKeys.key]] of the point `x`'s bin on every level of the grid; NULL for a NULL point or grid. */
+private[rangejoin] case class RangeJoinPointBins(x: Expression, grid: Expression) extends Expression {
 
   override def children: Seq[Expression] = Seq(x, grid)
-  override def elementSchema: StructType = BinKeys.BinSchema
+  override def dataType: DataType = BinKeys.KeysType
+  override def nullable: Boolean = true
   override def prettyName: String = "RangeJoinPointBins"
 
   // The grid is one value for the whole query (a scalar subquery's): its levels and their bin
@@ -175,22 +230,50 @@ private[rangejoin] case class RangeJoinPointBins(x: Expression, grid: Expression
     decoded = g
   }
 
-  override def eval(input: InternalRow): IterableOnce[InternalRow] = {
+  /** The point's bin keys over `grid`. */
+  def binsOf(point: Long, g: InternalRow): ArrayData = {
+    decode(g)
+    val keys = new Array[Long](levels.length)
+    var i = 0
+    while (i < keys.length) {
+      keys(i) = BinKeys.key(levels(i), BinGrid.bin(point, sizes(i)))
+      i += 1
+    }
+    UnsafeArrayData.fromPrimitiveArray(keys)
+  }
+
+  override def eval(input: InternalRow): Any = {
     val v = x.eval(input)
     val g = if (v == null) null else grid.eval(input).asInstanceOf[InternalRow]
-    if (g == null) return Iterator.empty
-    decode(g)
-    val point = BinKeys.asLong(v)
-    Iterator.tabulate(levels.length)(i => InternalRow(levels(i), BinGrid.bin(point, sizes(i))))
+    if (g == null) null else binsOf(BinKeys.asLong(v), g)
   }
+
+  override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode =
+    BinKeys.genCall(ctx, ev, ctx.addReferenceObj("bins", this), "binsOf", dataType, Seq(x), grid)
 
   override protected def withNewChildrenInternal(c: IndexedSeq[Expression]): RangeJoinPointBins =
     copy(x = c(0), grid = c(1))
 }
 
+/**
+ * An expression of an interval `[left, right]`, NULL for a NULL bound or an inverted interval;
+ * in generated code, `ofInterval` of the two bounds as longs.
+ */
+private[rangejoin] trait OfInterval extends BinaryExpression {
+  protected def ofInterval(from: String, to: String): String
+
+  override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode =
+    nullSafeCodeGen(ctx, ev, (l, r) =>
+      s"""|if ((long) $l > (long) $r) {
+          |  ${ev.isNull} = true;
+          |} else {
+          |  ${ev.value} = ${ofInterval(s"(long) $l", s"(long) $r")};
+          |}""".stripMargin)
+}
+
 /** [[BinGrid.exponentOf]] of `[lo, hi]`; NULL for a NULL bound or an inverted interval. */
 private[rangejoin] case class RangeJoinSpanExponent(left: Expression, right: Expression)
-  extends BinaryExpression with CodegenFallback {
+  extends OfInterval {
 
   override def dataType: DataType = IntegerType
   override def nullable: Boolean = true
@@ -201,13 +284,15 @@ private[rangejoin] case class RangeJoinSpanExponent(left: Expression, right: Exp
     if (from > to) null else BinGrid.exponentOf(from, to)
   }
 
+  override protected def ofInterval(from: String, to: String): String = s"${BinKeys.Grid}.exponentOf($from, $to)"
+
   override protected def withNewChildrenInternal(l: Expression, r: Expression): RangeJoinSpanExponent =
     copy(left = l, right = r)
 }
 
 /** `1 << level` of `[lo, hi]` over base size `binSize`; NULL for a NULL bound or an inverted interval. */
 private[rangejoin] case class RangeJoinLevelBit(left: Expression, right: Expression, binSize: Long)
-  extends BinaryExpression with CodegenFallback {
+  extends OfInterval {
 
   override def dataType: DataType = LongType
   override def nullable: Boolean = true
@@ -217,6 +302,9 @@ private[rangejoin] case class RangeJoinLevelBit(left: Expression, right: Express
     val (from, to) = (BinKeys.asLong(lo), BinKeys.asLong(hi))
     if (from > to) null else 1L << BinGrid.levelOf(from, to, math.max(1L, binSize))
   }
+
+  override protected def ofInterval(from: String, to: String): String =
+    s"1L << ${BinKeys.Grid}.levelOf($from, $to, ${math.max(1L, binSize)}L)"
 
   override protected def withNewChildrenInternal(l: Expression, r: Expression): RangeJoinLevelBit =
     copy(left = l, right = r)
@@ -289,7 +377,7 @@ private[rangejoin] case class RangeJoinOverlapDataGrid(children: Seq[Expression]
 
 /** `hi - lo` in floating point (no overflow); NULL for a NULL bound or an inverted interval. */
 private[rangejoin] case class RangeJoinSpanLength(left: Expression, right: Expression)
-  extends BinaryExpression with CodegenFallback {
+  extends OfInterval {
 
   override def dataType: DataType = DoubleType
   override def nullable: Boolean = true
@@ -300,17 +388,22 @@ private[rangejoin] case class RangeJoinSpanLength(left: Expression, right: Expre
     if (from > to) null else to.toDouble - from.toDouble
   }
 
+  override protected def ofInterval(from: String, to: String): String = s"(double) $to - (double) $from"
+
   override protected def withNewChildrenInternal(l: Expression, r: Expression): RangeJoinSpanLength =
     copy(left = l, right = r)
 }
 
 /** A bin key ([[BinKeys]]) as the long it bins as. */
-private[rangejoin] case class RangeJoinKeyAsLong(child: Expression) extends UnaryExpression with CodegenFallback {
+private[rangejoin] case class RangeJoinKeyAsLong(child: Expression) extends UnaryExpression {
 
   override def dataType: DataType = LongType
   override def prettyName: String = "RangeJoinKeyAsLong"
 
   override protected def nullSafeEval(value: Any): Any = BinKeys.asLong(value)
+
+  override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode =
+    defineCodeGen(ctx, ev, v => s"(long) $v")
 
   override protected def withNewChildInternal(c: Expression): RangeJoinKeyAsLong = copy(child = c)
 }

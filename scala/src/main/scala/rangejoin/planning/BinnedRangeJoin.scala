@@ -19,17 +19,17 @@ import rangejoin.expressions._
  * Spark runs as its own shuffled join (sort-merge or hash), with spill and adaptive skew handling:
  * {{{
  *   Join Inner, p.x >= i.lo AND p.x <= i.hi          Project [p.*, i.*]
- *   :- p (2M rows)                           ==>     +- Join Inner, level_p = level_i AND bin_p = bin_i
- *   +- i (200K rows)                                 :                 AND p.x >= i.lo AND p.x <= i.hi
- *                                                    :- Generate RangeJoinPointBins(p.x, grid)
+ *   :- p (2M rows)                           ==>     +- Join Inner, bin_p = bin_i AND p.x >= i.lo AND p.x <= i.hi
+ *   +- i (200K rows)                                 :- Generate explode(RangeJoinPointBins(p.x, grid))
  *                                                    :  +- p                    one bin per level
- *                                                    +- Generate RangeJoinIntervalBins(i.lo, i.hi, grid)
+ *                                                    +- Generate explode(RangeJoinIntervalBins(i.lo, i.hi, grid))
  *                                                       +- i                    every bin on its level
  *   grid = scalar subquery over i: (base bin size, levels holding intervals)
  * }}}
  * The original condition stays on the join, so bins only choose candidates; a point and an
  * interval containing it share exactly one (level, bin) ([[BinGrid]]), so each pair is emitted
- * once. Equality conjuncts of the condition stay equi-join keys alongside the bins.
+ * once. A (level, bin) is one long key ([[BinKeys.key]]), so Spark sorts each side by one long.
+ * Equality conjuncts of the condition stay equi-join keys alongside the bins.
  *
  * Outer joins (left, right, full) are the inner join's pairs plus, for each preserved side, its
  * rows with no pair, padded with NULLs, found by an anti join against the pairs
@@ -183,10 +183,9 @@ private[rangejoin] object BinnedRangeJoin {
       binSize: Option[Long]): LogicalPlan = {
     val (pointSide, intervalSide) = if (pointIsLeft) (join.left, join.right) else (join.right, join.left)
     val grid = ScalarSubquery(gridOf(intervalSide, lo, hi, binSize))
-    val (pointLevel, pointBin, points) = generate(RangeJoinPointBins(point, grid), pointSide)
-    val (intervalLevel, intervalBin, intervals) =
-      generate(RangeJoinIntervalBins(lo, hi, grid), intervalSide)
-    val onBins = And(And(EqualTo(pointLevel, intervalLevel), EqualTo(pointBin, intervalBin)), condition)
+    val (pointBin, points) = generate(RangeJoinPointBins(point, grid), pointSide)
+    val (intervalBin, intervals) = generate(RangeJoinIntervalBins(lo, hi, grid), intervalSide)
+    val onBins = And(EqualTo(pointBin, intervalBin), condition)
     val (left, right) = if (pointIsLeft) (points, intervals) else (intervals, points)
     Project(join.output, Join(left, right, Inner, Some(onBins), join.hint))
   }
@@ -208,15 +207,16 @@ private[rangejoin] object BinnedRangeJoin {
     val grid = ScalarSubquery(overlapGridOf(join.left, lLo, lHi, join.right, rLo, rHi, binSize))
     val (l, left) = generateCopies(RangeJoinOverlapBins(lLo, lHi, grid, isLeft = true), join.left)
     val (r, right) = generateCopies(RangeJoinOverlapBins(rLo, rHi, grid, isLeft = false), join.right)
-    val once = And(Or(l(2), r(2)), Or(l(3), r(3)))
-    val onBins = And(And(And(EqualTo(l(0), r(0)), EqualTo(l(1), r(1))), once), condition)
+    val once = And(Or(l(1), r(1)), Or(l(2), r(2)))
+    val onBins = And(And(EqualTo(l(0), r(0)), once), condition)
     Project(join.output, Join(left, right, Inner, Some(onBins), join.hint))
   }
 
-  private def generateCopies(generator: Generator, child: LogicalPlan): (Seq[Attribute], LogicalPlan) = {
-    val copy = generator.elementSchema.map(f =>
+  /** The child with one row per copy of its interval: (bin key, own level, first bin). */
+  private def generateCopies(copies: Expression, child: LogicalPlan): (Seq[Attribute], LogicalPlan) = {
+    val copy = BinKeys.OverlapCopyType.map(f =>
       AttributeReference(f.name, f.dataType, nullable = false, marked)(): Attribute)
-    (copy, Generate(generator, Nil, outer = false, None, copy, child))
+    (copy, Generate(Inline(copies), Nil, outer = false, None, copy, child))
   }
 
   /**
@@ -291,10 +291,10 @@ private[rangejoin] object BinnedRangeJoin {
     }
   }
 
-  private def generate(generator: Generator, child: LogicalPlan): (Attribute, Attribute, LogicalPlan) = {
-    val level = AttributeReference("rangejoin_level", IntegerType, nullable = false, marked)()
+  /** The child with one row per bin key of `keys` ([[BinKeys.key]]). */
+  private def generate(keys: Expression, child: LogicalPlan): (Attribute, LogicalPlan) = {
     val bin = AttributeReference("rangejoin_bin", LongType, nullable = false, marked)()
-    (level, bin, Generate(generator, Nil, outer = false, None, Seq(level, bin), child))
+    (bin, Generate(Explode(keys), Nil, outer = false, None, Seq(bin), child))
   }
 
   /**

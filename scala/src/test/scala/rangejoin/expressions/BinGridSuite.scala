@@ -76,6 +76,30 @@ class BinGridSuite extends AnyFunSuite {
     }
   }
 
+  // One long key per (level, bin) wraps, so two bins of one level 2^58 apart share a key. A pair
+  // that matches has its bins at most TopLevelBins apart, so it still meets on one key only, and
+  // a pair meeting on a key that is not its (level, bin) fails the condition the join keeps.
+  test("a bin key is unique per level, and a matching pair's bins never share another's key") {
+    for (_ <- 0 until 20000; level <- Seq(0, 1, rnd.nextInt(21)); bin = randomLong()) {
+      val key = BinKeys.key(level, bin)
+      assert((key & 63) == level, s"level $level bin $bin")
+      val other = bin + (1L << 58) * (1 + rnd.nextInt(30))
+      assert(BinKeys.key(level, other) == key) // the collision the condition settles
+      for (d <- 1 to 2 * BinGrid.TopLevelBins) assert(BinKeys.key(level, bin + d) != key, s"$bin + $d")
+      assert(BinKeys.key((level + 1 + rnd.nextInt(62)) % 64, bin) != key)
+    }
+    // A point and an interval on extreme keys meet on exactly one key: the shared (level, bin)'s.
+    for (_ <- 0 until 5000; (lo, hi) = randomInterval(); base <- Seq(1L, 1L << rnd.nextInt(40))) {
+      val level = BinGrid.levelOf(lo, hi, base)
+      val size = BinGrid.sizeAt(base, level)
+      val keys = (BinGrid.bin(lo, size) to BinGrid.bin(hi, size)).map(BinKeys.key(level, _)).toSet
+      val point = if (rnd.nextBoolean()) lo else hi
+      val pointKeys = (0 to 21).filter(l => BinGrid.sizeAt(base, l) > 0)
+        .map(l => BinKeys.key(l, BinGrid.bin(point, BinGrid.sizeAt(base, l))))
+      assert(pointKeys.count(keys.contains) == 1, s"[$lo, $hi] point $point base $base")
+    }
+  }
+
   /** The copies of `[lo, hi]` in an overlap join: (level, bin) -> (own level, first bin). */
   private def overlapCopies(lo: Long, hi: Long, base: Long, otherLevels: Long): Map[(Int, Long), (Boolean, Boolean)] = {
     val own = BinGrid.levelOf(lo, hi, base)
