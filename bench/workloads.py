@@ -59,7 +59,8 @@ class Query:
     floor_sql: Optional[str] = None
     # What rangejoin's plan must contain and stock Spark's must not: its join operator, or for a
     # join rangejoin rewrites into Spark's own aggregate and join (W11), the aggregate's column.
-    plan_marker: str = "PiecewiseMergeJoin"
+    # None: rangejoin may leave the join to Spark (W13's joins with one row per key).
+    plan_marker: Optional[str] = "PiecewiseMergeJoin"
     # Spark settings for this query's runs, in rangejoin and stock Spark alike (W12: no
     # broadcasting at all, so that neither can buffer a side).
     spark_conf: Dict[str, str] = field(default_factory=dict)
@@ -139,6 +140,7 @@ def tables(scale: float) -> Dict[str, Table]:
     out += band_tables(scale)
     out += keyed_tables(scale)
     out += keyed_existence_tables(scale)
+    out += decision_support_tables(scale)
     return {t.name: t for t in out}
 
 
@@ -197,6 +199,54 @@ def keyed_existence_tables(scale: float) -> List[Table]:
               f"intervals: id = 0..m-1, chr one of {W11_CHROMOSOMES}, lo pseudo-random in [0, 1e8), "
               "hi = lo + 1000"),
     ]
+
+
+# W13: the shapes of a public decision-support benchmark's queries that rangejoin changed:
+# subqueries comparing a row with its key's aggregate (decorrelated into a join on the key and
+# an inequality, one row per key on the aggregate's side) and a fact table joined with an
+# inventory on the item and a quantity comparison.
+W13_ITEMS = 30_000
+W13_STORES = 100
+W13_CATEGORIES = 10
+W13_WAREHOUSES = 5
+W13_WEEKS = 10
+
+
+def decision_support_tables(scale: float) -> List[Table]:
+    """W13's tables: returns sr(customer, store, fee), sales cs(item, week, quantity, discount),
+    inventory inv(item, warehouse, week, quantity on hand: one row per item, warehouse and week)
+    and items item(item, category, manufacturer, price). Money is DECIMAL(7,2), as the benchmark
+    stores it."""
+    n_sr = scaled(3_000_000, scale)
+    n_cs = scaled(3_000_000, scale)
+    items = max(100, int(round(W13_ITEMS * min(1.0, scale * 10))))
+    n_inv = items * W13_WAREHOUSES * W13_WEEKS
+    money = lambda column, m, o: f"CAST({spread(column, m, o, 100_000)} / 100 AS DECIMAL(7,2))"
+    return [
+        Table("sr", n_sr,
+              f"SELECT range AS id, {spread('range', 2654435761, 1, 300_000)} AS customer, "
+              f"{spread('range', 40503, 7, W13_STORES)} AS store, {money('range', 2246822519, 3)} AS fee "
+              f"FROM range({n_sr})",
+              f"returns: 300,000 customers, {W13_STORES} stores, fee in [0, 1000)", first_rows="id < {n}"),
+        Table("cs", n_cs,
+              f"SELECT range AS id, {spread('range', 2654435761, 5, items)} AS item, "
+              f"{spread('range', 65599, 11, W13_WEEKS)} AS week, 1 + {spread('range', 2246822519, 13, 100)} "
+              f"AS quantity, {money('range', 3266489917, 17)} AS discount FROM range({n_cs})",
+              f"sales: {items:,} items, {W13_WEEKS} weeks, quantity 1..100, discount in [0, 1000)",
+              first_rows="id < {n}"),
+        Table("inv", n_inv,
+              f"SELECT range AS id, range // {W13_WAREHOUSES * W13_WEEKS} AS item, "
+              f"range % {W13_WAREHOUSES} AS warehouse, (range // {W13_WAREHOUSES}) % {W13_WEEKS} AS week, "
+              f"{spread('range', 2246822519, 19, 1000)} AS on_hand FROM range({n_inv})",
+              f"inventory: one row per item, warehouse ({W13_WAREHOUSES}) and week ({W13_WEEKS}), "
+              "on_hand in [0, 1000)"),
+        Table("item", items,
+              f"SELECT range AS id, range % {W13_CATEGORIES} AS category, {spread('range', 40503, 23, 1000)} "
+              f"AS manufacturer, {money('range', 2654435761, 29)} AS price FROM range({items})",
+              f"items: {W13_CATEGORIES} categories, 1,000 manufacturers, price in [0, 1000)",
+              first_rows="id < {n}"),
+    ]
+
 
 
 # W6-W9 run at two sizes: "small" (200K points x 20K intervals at scale 1), where stock Spark
@@ -431,6 +481,45 @@ def workloads() -> List[Workload]:
                              "i_large WHERE lo % 2 = 0 AND hi > lo)")],
             floor_what="per query, both inputs scanned with a cheap filter, the columns it reads",
             floor_sql=None),
+        # Decorrelated subqueries and keyed joins as a decision-support benchmark writes them:
+        # rangejoin must never be slower than the hash join it would replace. Where the
+        # aggregate side has one row per key it leaves the join to Spark (plan_marker None).
+        Workload(
+            "W13", "decision-support shapes: per-key aggregates and an inventory join",
+            ["sr", "cs", "inv", "item"],
+            [Query("W13 returns above store average",
+                   "WITH ctr AS (SELECT customer, store, sum(fee) AS total FROM sr GROUP BY customer, store) "
+                   "SELECT count(*) AS n, sum(c1.customer) AS ids FROM ctr c1 WHERE c1.total > "
+                   "(SELECT avg(c2.total) * 1.2 FROM ctr c2 WHERE c1.store = c2.store)",
+                   streamed="sr", plan_marker=None),
+             Query("W13 discount above item average",
+                   "SELECT count(*) AS n, sum(cs.id) AS ids FROM cs JOIN item i ON i.id = cs.item "
+                   "WHERE i.manufacturer < 100 AND cs.discount > "
+                   "(SELECT 1.3 * avg(c2.discount) FROM cs c2 WHERE c2.item = i.id)",
+                   streamed="cs", plan_marker=None),
+             Query("W13 price above category average",
+                   "SELECT count(*) AS n, sum(i.id) AS ids FROM item i WHERE i.price > "
+                   "1.2 * (SELECT avg(j.price) FROM item j WHERE j.category = i.category)",
+                   streamed="item", plan_marker=None),
+             Query("W13 inventory short, per item and week",
+                   "SELECT count(*) AS n, sum(cs.id + inv.id) AS ids FROM cs JOIN inv "
+                   "ON cs.item = inv.item AND cs.week = inv.week AND inv.on_hand < cs.quantity",
+                   streamed="cs"),
+             Query("W13 inventory short, per item",
+                   "SELECT count(*) AS n, sum(cs.id + inv.id) AS ids FROM cs JOIN inv "
+                   "ON cs.item = inv.item AND inv.on_hand < cs.quantity WHERE inv.week < 2",
+                   streamed="cs"),
+             Query("W13 inventory short, too large to broadcast",
+                   "SELECT count(*) AS n, sum(cs.id + inv.id) AS ids FROM cs JOIN inv "
+                   "ON cs.item = inv.item AND inv.on_hand < cs.quantity WHERE inv.week < 2",
+                   streamed="cs", spark_conf=NO_BROADCAST, plan_marker=None)],
+            floor_what="both inputs of the inventory join scanned with a cheap filter: "
+                       "`SELECT count(*), sum(v) FROM (SELECT id AS v FROM cs WHERE quantity % 2 = 0 "
+                       "UNION ALL SELECT id AS v FROM inv WHERE on_hand % 2 = 0)`",
+            floor_sql=lambda answers: (
+                "SELECT count(*) AS n, sum(v) AS total FROM (SELECT id AS v FROM cs WHERE quantity % 2 = 0 "
+                "UNION ALL SELECT id AS v FROM inv WHERE on_hand % 2 = 0)"),
+        ),
     ]
 
 

@@ -21,7 +21,10 @@ QUERIES = ["W1 inner", "W2 EXISTS", "W2 NOT EXISTS", "W2 SEMI+residual", "W3 inn
            "W8 LEFT small", "W8 LEFT large", "W9 timestamps small", "W9 timestamps large",
            "W10 keyed BETWEEN", "W10 keyed tiny groups",
            "W11 keyed EXISTS", "W11 keyed NOT EXISTS",
-           "W12 BETWEEN large", "W12 overlap large"]
+           "W12 BETWEEN large", "W12 overlap large",
+           "W13 returns above store average", "W13 discount above item average",
+           "W13 price above category average", "W13 inventory short, per item and week",
+           "W13 inventory short, per item", "W13 inventory short, too large to broadcast"]
 
 
 def test_bench_completes_at_tiny_scale_with_agreeing_answers(tmp_path):

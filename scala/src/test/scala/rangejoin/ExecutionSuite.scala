@@ -9,6 +9,7 @@ import org.apache.spark.sql.execution.exchange.BroadcastExchangeExec
 import org.apache.spark.sql.execution.joins.{BroadcastNestedLoopJoinExec, SortMergeJoinExec}
 import org.apache.spark.sql.internal.SQLConf
 
+import rangejoin.RangeJoinConf
 import rangejoin.execution.{PiecewiseMergeJoinExec, SortedBroadcastExec}
 import rangejoin.planning.RangeJoinStrategy
 
@@ -40,19 +41,21 @@ class ExecutionSuite extends QueryTest with RangeJoinSharedSession with Adaptive
    * Runs `df`, then re-plans its join as adaptive execution does once the broadcast stage has run:
    * the join's buffered child becomes that stage. Returns what rangejoin's strategy plans.
    */
-  private def replanOverBroadcastStage(df: DataFrame): Seq[SparkPlan] = {
+  private def replanOverBroadcastStage(df: DataFrame): (Join, Seq[SparkPlan]) = {
     df.collect()
     val stage = collect(df.queryExecution.executedPlan) { case s: BroadcastQueryStageExec => s }.head
     val join = df.queryExecution.optimizedPlan.collectFirst { case j: Join => j }.get
-    RangeJoinStrategy(spark)(join.copy(right = LogicalQueryStage(join.right, stage)))
+    val replanned = join.copy(right = LogicalQueryStage(join.right, stage))
+    (replanned, RangeJoinStrategy(spark)(replanned))
   }
 
   test("adaptive re-planning leaves a join over Spark's materialized broadcast to Spark") {
-    // Statically neither side fits under the threshold, so Spark plans a BroadcastNestedLoopJoin
-    // that broadcasts the right side anyway. Once that broadcast has run its runtime size is small,
-    // and rangejoin would like it sorted: it must decline, since the broadcast can only be read
-    // as it was built. (Spark's adaptive execution would also refuse a plan that re-broadcasts a
-    // stage, so the end result is checked separately from the decision.)
+    // Statically neither side fits under the threshold, so Spark's last resort is a
+    // BroadcastNestedLoopJoin that broadcasts the right side anyway; rangejoin buffers that side
+    // instead. Where Spark's broadcast has run (rangejoin off when the query was planned), its
+    // runtime size is small and rangejoin would like it sorted: it must decline, since the
+    // broadcast can only be read as it was built. (Spark's adaptive execution would also refuse a
+    // plan that re-broadcasts a stage, so the end result is checked separately from the decision.)
     withSQLConf(
       SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> "true",
       SQLConf.AUTO_BROADCASTJOIN_THRESHOLD.key -> "10000") {
@@ -63,8 +66,9 @@ class ExecutionSuite extends QueryTest with RangeJoinSharedSession with Adaptive
       }
       val df = query
       checkAnswer(df, stockAnswer(query))
-      assert(operators(df).forall(_.isInstanceOf[BroadcastNestedLoopJoinExec]), df.queryExecution)
-      assert(replanOverBroadcastStage(query) == Nil)
+      assert(operators(df).map(_.getClass) == Seq(classOf[PiecewiseMergeJoinExec]), df.queryExecution)
+      val stockStage = withSQLConf(RangeJoinConf.Enabled -> "false")(replanOverBroadcastStage(query)._1)
+      assert(RangeJoinStrategy(spark)(stockStage) == Nil)
     }
   }
 

@@ -122,7 +122,12 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
   // in partitions of their own, how many known only at run time: 0 is Spark's "unknown" (a count
   // of 1 would claim a single partition, and a global aggregate above would skip its exchange).
   override def outputPartitioning: Partitioning =
-    if (semantics.needsBufferedMatches) UnknownPartitioning(0) else streamed.outputPartitioning
+    if (semantics.needsBufferedMatches) UnknownPartitioning(0)
+    else joinType match {
+      case _: InnerLike if range.isKeyed => PiecewiseMergeJoinExec.withBufferedKeys(
+        streamed.outputPartitioning, range.orientedKeys(streamedIsLeft), conf.broadcastHashJoinOutputPartitioningExpandLimit)
+      case _ => streamed.outputPartitioning
+    }
 
   // Each streamed row's output follows it, in the streamed order; buffered rows output on their
   // own come after, in no order.
@@ -262,6 +267,34 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
 }
 
 private[rangejoin] object PiecewiseMergeJoinExec {
+
+  /**
+   * An inner join's output partitioned by the streamed equality keys is also partitioned by the
+   * buffered ones, which equal them in every output row: as BroadcastHashJoin does, the streamed
+   * partitioning is offered with buffered keys in place of streamed ones (up to `limit`
+   * alternatives), so an aggregate or join above on the buffered keys needs no exchange of its
+   * own that the hash join it replaces would not have needed.
+   */
+  def withBufferedKeys(partitioning: Partitioning, keys: (Seq[Expression], Seq[Expression]), limit: Int): Partitioning = {
+    val (streamedKeys, bufferedKeys) = keys
+    val alternatives = streamedKeys.zip(bufferedKeys).groupBy(_._1.canonicalized).map {
+      case (key, pairs) => key -> pairs.map(_._2)
+    }
+    def expand(p: Partitioning): Seq[Partitioning] = p match {
+      case c: PartitioningCollection => c.partitionings.flatMap(expand)
+      case e: Partitioning with Expression =>
+        e.multiTransformDown {
+          case k: Expression if alternatives.contains(k.canonicalized) => k +: alternatives(k.canonicalized)
+        }.asInstanceOf[LazyList[Partitioning]].take(limit)
+      case other => Seq(other)
+    }
+    if (limit <= 0) partitioning
+    else expand(partitioning) match {
+      case Seq(one) => one
+      case many => PartitioningCollection(many)
+    }
+  }
+
   /** Buffered rows per partition of the buffered side's own output. */
   private val RowsPerBufferedSlice = 65536
 }

@@ -1,8 +1,10 @@
 package rangejoin.planning
 
+import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionSet}
 import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight, BuildSide, JoinSelectionHelper}
 import org.apache.spark.sql.catalyst.plans.{FullOuter, InnerLike}
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
+import org.apache.spark.sql.execution.adaptive.LogicalQueryStage
 import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
@@ -19,15 +21,46 @@ private[rangejoin] object BufferedSide extends JoinSelectionHelper {
     case Some(bytes) => plan.stats.sizeInBytes >= 0 && plan.stats.sizeInBytes <= bytes
   }
 
+  /**
+   * Whether `plan` has at most one row per value of `keys`, as Spark's optimizer proves it
+   * (`distinctKeys`: grouped by them, or distinct). A join on equality keys with such a side
+   * gains nothing from a per-key index: Spark's hash join meets each row of the other side with
+   * one row of it at most, O(N + M) pairs in all (a decorrelated `x > (SELECT avg(x) ... WHERE
+   * k = outer.k)` is one), and the index would only add its sort.
+   */
+  def oneRowPerKey(plan: LogicalPlan, keys: Seq[Expression]): Boolean = {
+    val keySet = ExpressionSet(keys)
+    // Adaptive execution re-plans over query stages, which keep the logical plan they ran.
+    val logical = plan.transformUp { case LogicalQueryStage(ran, _) => ran }
+    keys.nonEmpty && logical.distinctKeys.exists(_.subsetOf(keySet))
+  }
+
+  /** The side JoinSelection prefers to broadcast when either would do. */
+  private def preferred(join: Join): BuildSide =
+    if (join.joinType.isInstanceOf[InnerLike] || join.joinType == FullOuter) getSmallerSide(join.left, join.right)
+    else if (canBuildBroadcastLeft(join.joinType)) BuildLeft
+    else BuildRight
+
+  /**
+   * The side Spark's last resort broadcasts, for a join with no equality keys where no side is
+   * small enough ([[of]] finds none): a BroadcastNestedLoopJoin of the preferred side ("could be
+   * very slow or OOM"), whatever its size, for every join type but inner and cross ones, which
+   * Spark runs as a cartesian product instead (unless a hint rules that out). Buffering the same
+   * side, rangejoin holds what Spark's broadcast would hold, and its sort keys beside it.
+   */
+  def lastResort(join: Join): Option[BuildSide] = {
+    val hint = join.hint
+    if (join.joinType.isInstanceOf[InnerLike] && !hintToNotBroadcastAndReplicate(hint)) None
+    else if (hintToNotBroadcastAndReplicateLeft(hint)) Some(BuildRight)
+    else if (hintToNotBroadcastAndReplicateRight(hint)) Some(BuildLeft)
+    else Some(preferred(join))
+  }
+
   /** BroadcastNestedLoopJoin's build side, as JoinSelection picks it; None where it would not broadcast. */
   def of(join: Join, conf: SQLConf): Option[BuildSide] = {
     val Join(left, right, joinType, _, hint) = join
-    val preferred =
-      if (joinType.isInstanceOf[InnerLike] || joinType == FullOuter) getSmallerSide(left, right)
-      else if (canBuildBroadcastLeft(joinType)) BuildLeft
-      else BuildRight
     def either(buildLeft: Boolean, buildRight: Boolean): Option[BuildSide] =
-      if (buildLeft && buildRight) Some(preferred)
+      if (buildLeft && buildRight) Some(preferred(join))
       else if (buildLeft) Some(BuildLeft)
       else if (buildRight) Some(BuildRight)
       else None

@@ -148,6 +148,8 @@ private[rangejoin] object KeyedExistence extends Rule[LogicalPlan] with Predicat
           equalities.forall(e => groupable(e.rightOperand.dataType) && CannotFail(e.leftOperand)) &&
           ordered(range.rightOperand.dataType) &&
           compared.flatten.forall(c => CannotFail(c.rightOperand)) &&
+          // One row per key on the subquery side: nothing to reduce.
+          !BufferedSide.oneRowPerKey(right, inColumns ++ equalities.map(_.rightOperand)) &&
           !perKeyIndexTakes(compared.flatten, right, inColumns, inValues, notIn) =>
         val keys = (inColumns ++ equalities.map(_.rightOperand)).foldLeft(Seq.empty[Expression]) { (seen, k) =>
           if (seen.exists(_.semanticEquals(k))) seen else seen :+ k

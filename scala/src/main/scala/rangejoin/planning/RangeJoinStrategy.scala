@@ -28,10 +28,12 @@ import rangejoin.execution.driver.JoinSemantics
  * The buffered side is chosen as JoinSelection chooses BroadcastNestedLoopJoin's build side:
  * hints first (`RANGE_JOIN`, then `BROADCAST`), then sizes under the broadcast threshold
  * ([[RangeJoinConf.BroadcastThreshold]]; the smaller side for inner and full joins, otherwise the
- * side that is not preserved). A `RANGE_JOIN` side is buffered whatever its size. Where Spark
- * would plan a cartesian product, or a nested loop join over a side too large to broadcast, this
- * strategy declines. A join it declines despite a `RANGE_JOIN` hint is reported the way Spark
- * reports its own join hints it cannot honour.
+ * side that is not preserved). A `RANGE_JOIN` side is buffered whatever its size. Where no side
+ * fits and Spark's last resort is a nested loop join broadcasting a side whatever its size (outer,
+ * semi, anti and existence joins without equality keys), it buffers that side; where it is a
+ * cartesian product (inner joins), which holds neither side in memory, it declines. A join it
+ * declines despite a `RANGE_JOIN` hint is reported the way Spark reports its own join hints it
+ * cannot honour.
  *
  * Semi, anti and existence joins with no residual need only the subquery side's extreme key
  * ([[Extreme]]): that side is reduced to one row where it is, however large it is.
@@ -75,11 +77,19 @@ private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends S
           .toRight("no conjunct compares the two sides on keys rangejoin can sort")
         range = bounds.copy(leftKeys = leftKeys, rightKeys = rightKeys)
         _ <- if (range.isKeyed) perKeyExact(range, semantics) else Right(())
+        _ <- Either.cond(!BufferedSide.oneRowPerKey(join.left, leftKeys) &&
+            !BufferedSide.oneRowPerKey(join.right, rightKeys), (),
+          "a side has one row per equality key: Spark's hash join meets each row of the other side " +
+            "with one row at most, and a per-key index would only add its sort")
       } yield PiecewiseMergeJoinExec(
         range, condition, join.joinType, buildSide, planLater(join.left), planLater(join.right))
       for {
-        buildSide <- BufferedSide.of(join, conf).toRight(
-          "neither side is small enough to broadcast (spark.rangejoin.broadcastThreshold) or hinted")
+        // Where Spark itself would broadcast a side however large (an outer, semi, anti or
+        // existence join without equality keys), that side; a cartesian product it leaves.
+        buildSide <- BufferedSide.of(join, conf)
+          .orElse(if (leftKeys.isEmpty) BufferedSide.lastResort(join) else None)
+          .toRight("neither side is small enough to broadcast (spark.rangejoin.broadcastThreshold) or " +
+            "hinted, and Spark runs the join as a cartesian product, which holds neither in memory")
         rangeJoin <- joinBuffering(buildSide)
       } yield SideSwitch(join, rangeJoin, joinBuffering(_).toOption, planLater, conf)
         .getOrElse(planned(rangeJoin, conf))

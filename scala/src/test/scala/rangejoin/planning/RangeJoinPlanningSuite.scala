@@ -10,7 +10,7 @@ import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.apache.spark.sql.execution.joins.{BroadcastHashJoinExec, BroadcastNestedLoopJoinExec, CartesianProductExec}
 import org.apache.spark.sql.internal.SQLConf
-import org.apache.spark.sql.types.{BooleanType, DataType}
+import org.apache.spark.sql.types.{BooleanType, DataType, LongType, StructField, StructType}
 
 import rangejoin.{RangeJoinConf, RangeJoinSharedSession}
 import rangejoin.execution.PiecewiseMergeJoinExec
@@ -193,10 +193,48 @@ class RangeJoinPlanningSuite extends QueryTest with RangeJoinSharedSession with 
     declined[BroadcastNestedLoopJoinExec]("SELECT l.a, r.b FROM l JOIN r ON l.st < r.st")
   }
 
-  test("joins with neither side broadcastable are Spark's (cartesian product or nested loop)") {
+  test("with neither side small enough, an inner join is Spark's cartesian product") {
     withSQLConf(SQLConf.AUTO_BROADCASTJOIN_THRESHOLD.key -> "-1") {
       declined[CartesianProductExec]("SELECT l.a, r.b FROM l JOIN r ON l.a < r.b")
-      declined[BroadcastNestedLoopJoinExec]("SELECT l.a, r.b FROM l LEFT JOIN r ON l.a < r.b")
+    }
+  }
+
+  // Spark's last resort for every other join type broadcasts a side whatever its size: the right
+  // for left outer, semi, anti and existence joins, the left for right outer, the smaller for
+  // full outer. rangejoin buffers the same side.
+  test("with neither side small enough, other joins buffer the side Spark's last resort broadcasts") {
+    withSQLConf(SQLConf.AUTO_BROADCASTJOIN_THRESHOLD.key -> "-1") {
+      val queries = Seq(
+        "SELECT l.a, r.b FROM l LEFT JOIN r ON l.a < r.b",
+        "SELECT l.a, r.b FROM l RIGHT JOIN r ON l.a < r.b",
+        "SELECT l.a, r.b FROM l FULL JOIN r ON l.a < r.b AND l.a + r.b > 2",
+        "SELECT l.a FROM l LEFT SEMI JOIN r ON l.a < r.b AND l.a + r.b > 2",
+        "SELECT l.a FROM l LEFT ANTI JOIN r ON l.a < r.b AND l.a + r.b > 2",
+        "SELECT l.a FROM l WHERE EXISTS (SELECT 1 FROM r WHERE l.a < r.b AND l.a + r.b > 2) OR l.c = 3",
+        // A hint that rules a side out of broadcasting rules it out of buffering.
+        "SELECT /*+ NO_BROADCAST_HASH(r) */ l.a, r.b FROM l FULL JOIN r ON l.a < r.b")
+      for (query <- queries) {
+        val (join, stockPlan) = plannedWithStockPlan(query)
+        val Seq(nestedLoop) = collect(stockPlan) { case j: BroadcastNestedLoopJoinExec => j }
+        assert(join.buildSide == nestedLoop.buildSide, query)
+      }
+    }
+  }
+
+  // A DataFrame of local rows through an RDD has no size Spark knows: both sides count as too
+  // large, and Spark's last resort broadcasts one anyway.
+  test("sides of unknown size: the last resort's side, not a nested loop") {
+    val rows = (1 to 50).map(i => Row(i.toLong, (i * 7 % 50).toLong))
+    val schema = StructType(Seq(StructField("v", LongType), StructField("w", LongType)))
+    val a = spark.createDataFrame(spark.sparkContext.parallelize(rows, 3), schema)
+    val b = spark.createDataFrame(spark.sparkContext.parallelize(rows.reverse, 2), schema)
+    for (how <- Seq("full", "left", "right", "left_semi", "left_anti")) {
+      // A DataFrame keeps the plan of its first run: one for each engine.
+      def joined = a.join(b, a("v") <= b("w") && a("w") =!= b("v"), how)
+      val expected = stockSpark(joined.collect().map(_.toString).sorted.toSeq)
+      val df = joined
+      assert(df.collect().map(_.toString).sorted.toSeq == expected, how)
+      assert(rangeJoins(df).size == 1, s"$how\n${df.queryExecution.executedPlan}")
     }
   }
 
