@@ -192,10 +192,25 @@ private[execution] trait JoinCodegen extends CodegenSupport {
          |}
        """.stripMargin
     } else {
+      // An interval index's search may still find a run (its second key ascending, as for
+      // intervals of one length): that run is walked as a counted one, the loop's one test of
+      // which kind being as predictable as the run's end.
+      val end = ctx.freshName("runEnd")
       s"""
-         |int $i;
-         |while (($i = $task.next()) >= 0) {
-         |  $looked++;
+         |int $i = -1;
+         |int $end = -1;
+         |if ($task.isRun()) {
+         |  $i = $task.runFrom() - 1;
+         |  $end = $task.runUntil();
+         |  if ($end > $i + 1) $examined.add((long) ($end - $i - 1));
+         |}
+         |while (true) {
+         |  if ($end >= 0) {
+         |    if (++$i >= $end) break;
+         |  } else {
+         |    if (($i = $task.next()) < 0) break;
+         |    $looked++;
+         |  }
          |  $candidate
          |}
          |if ($looked > 0) $examined.add($looked);

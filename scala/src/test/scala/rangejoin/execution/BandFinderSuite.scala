@@ -77,4 +77,44 @@ class BandFinderSuite extends AnyFunSuite {
       assert(matches > 1000, "the probes found almost nothing: the test would pass for an empty finder")
     }
   }
+
+  // Intervals of one length (`k2 = k - 3`): the tree key ascends with the sorted one, and the
+  // finder answers with one run, found by a second binary search instead of the tree.
+  for ((dataType, pool) <- pools.filter(_._1 != DoubleType)) {
+    test(s"IntervalFinder over intervals of one length finds one run, exactly: $dataType") {
+      val rnd = new Random(s"ascending$dataType".hashCode)
+      val holds = RangeOp.all.map(op => op -> sparkHolds(op, dataType)).toMap
+      val codec = KeyCodec(dataType)
+      def shifted(v: Any): Any = v match {
+        case null => null
+        case i: Int => if (i == Int.MinValue) i else i - 3
+        case l: Long => if (l == Long.MinValue) l else l - 3
+      }
+      var matches = 0
+      for (n <- Seq(0, 1, 5, 7, 40, 130)) {
+        val keys = Seq.fill(n)(draw(rnd, pool)).map(k => (k, shifted(k)))
+        val rows = unsafeRows(Seq(dataType, dataType, IntegerType),
+          keys.zipWithIndex.map { case ((k, k2), id) => Seq(k, k2, id) })
+        val built = SortedBuffer.build(rows.toArray, BoundReference(0, dataType, nullable = true),
+          Some(BoundReference(1, dataType, nullable = true)))
+        assert(built.tree.ascending, s"$n rows: the shifted key does not ascend")
+        val sorted = codec.sortedKeys(built.storedKeys)
+        for (lowerOp <- lowerOps; upperOp <- upperOps; _ <- 0 until 25) {
+          val (lo, hi) = (draw(rnd, pool), draw(rnd, pool))
+          val finder = new IntervalFinder(sorted, upperOp, lowerOp, KeyCodec.longEncoder(dataType).get,
+            built.tree, identity, probe = true)
+          val found = candidates(finder, new GenericInternalRow(Array[Any](lo, hi)))
+          val expected = (0 until built.numRows).filter { i =>
+            val row = built.row(i)
+            holds(lowerOp)(lo, valueAt(row, 1, dataType)) && holds(upperOp)(hi, valueAt(row, 0, dataType))
+          }
+          val context = s"$dataType, $n rows: $lo $lowerOp k2 AND $hi $upperOp k"
+          assert(found == expected, context)
+          assert(finder.isRun && (finder.runFrom until finder.runUntil) == expected, context)
+          matches += found.size
+        }
+      }
+      assert(matches > 500, "the probes found almost nothing")
+    }
+  }
 }

@@ -141,6 +141,8 @@ private[rangejoin] final class BandRunFinder(
  *   lo <= 7: prefix  [1   2   4   6]           one binary search
  *   hi > 7 in it:        2       6             the tree skips subtrees whose largest hi <= 7
  * }}}
+ * Where the tree key ascends with the sorted one (intervals of one length: `b.hi = b.lo + 50`),
+ * the matches are a run, and a second binary search over the tree key finds its start.
  * `upperOp` (Gt, Ge) reads `streamed op sorted key`, `lowerOp` (Lt, Le) `streamed op tree key`;
  * `probes(row)` holds the lower bound's streamed key in field 0 (read as a long with
  * `encodeLower`) and the upper bound's in field 1.
@@ -155,6 +157,13 @@ private[rangejoin] final class IntervalFinder(
     probe: Boolean) extends CandidateFinder {
 
   private[this] val cursor = tree.cursor()
+  // Second keys ascending with the sorted ones: every search's matches are one run, found by a
+  // second binary search (see IntervalTree.ascending). [runStart, runEnd) the last one, runNext
+  // the next position next() returns from it.
+  private[this] val ascending = tree.ascending
+  private[this] var runStart = 0
+  private[this] var runEnd = 0
+  private[this] var runNext = 0
   private[this] val upperOrEqual = upperOp == RangeOp.Gt
   private[this] val inclusive = lowerOp == RangeOp.Le
   private[this] var searching = false
@@ -169,11 +178,17 @@ private[rangejoin] final class IntervalFinder(
     searching = false
     shortNext = 0
     shortUntil = 0
+    runStart = 0
+    runEnd = 0
     if (probe) {
       val p = probes(streamed)
       if (!p.isNullAt(0) && upperKeys.load(p, 1)) {
         lower = encodeLower(p, 0)
-        if (upperKeys.until - upperKeys.from <= IntervalFinder.ShortWindow) {
+        if (ascending) {
+          runEnd = upperKeys.boundary(upperOrEqual)
+          runStart = tree.firstPassing(upperKeys.from, runEnd, lower, inclusive)
+          runNext = runStart
+        } else if (upperKeys.until - upperKeys.from <= IntervalFinder.ShortWindow) {
           shortNext = upperKeys.from
           shortUntil = upperKeys.until
         } else {
@@ -185,6 +200,10 @@ private[rangejoin] final class IntervalFinder(
   }
 
   override def next(): Int = {
+    if (runNext < runEnd) {
+      runNext += 1
+      return runNext - 1
+    }
     while (shortNext < shortUntil) {
       val i = shortNext
       shortNext += 1
@@ -193,9 +212,9 @@ private[rangejoin] final class IntervalFinder(
     if (searching) cursor.next() else -1
   }
 
-  override def isRun: Boolean = false
-  override def runFrom: Int = 0
-  override def runUntil: Int = 0
+  override def isRun: Boolean = ascending
+  override def runFrom: Int = runStart
+  override def runUntil: Int = runEnd
 }
 
 private[rangejoin] object IntervalFinder {

@@ -47,7 +47,8 @@ private[rangejoin] final class IntervalTree(private val b: Array[Long], segmentS
    * Whether a search can reach the tree: only when some segment is longer than the scan window,
    * which otherwise covers every search (a search stays within one segment).
    */
-  private val searchesTree: Boolean = IntervalTree.longestSegment(segmentBounds) > IntervalTree.ScanWindow
+  private val searchesTree: Boolean =
+    !ascending && IntervalTree.longestSegment(segmentBounds) > IntervalTree.ScanWindow
 
   /** maxB(i): the largest b in node i's subtree; not built when no search reaches the tree. */
   private val maxB: Array[Long] =
@@ -56,8 +57,30 @@ private[rangejoin] final class IntervalTree(private val b: Array[Long], segmentS
   /** prefixMaxB(i): the largest b among positions s..i, s the start of i's segment. */
   private val prefixMaxB: Array[Long] = IntervalTree.prefixMaxima(b, segmentBounds)
 
+  /**
+   * Whether `b` ascends within every segment, as it does wherever the two keys move together
+   * (`s.x >= b.k AND s.x < b.k + 500`; intervals of one length): the positions passing a lower
+   * bound are then a suffix of any range, found by binary search ([[firstPassing]]), and a
+   * search's matches are one run of positions, with no tree to walk.
+   */
+  val ascending: Boolean = IntervalTree.ascends(b, segmentBounds)
+
   /** Whether position i's `b` is above `lower` (at or above it when `inclusive`). */
   def passes(i: Int, lower: Long, inclusive: Boolean): Boolean = IntervalTree.passes(b(i), lower, inclusive)
+
+  /**
+   * The first position in [from, until) whose `b` passes the lower bound, `until` if none does;
+   * only where `b` is [[ascending]] (within the one segment [from, until) lies in).
+   */
+  def firstPassing(from: Int, until: Int, lower: Long, inclusive: Boolean): Int = {
+    var lo = from
+    var hi = until
+    while (lo < hi) {
+      val mid = (lo + hi) >>> 1
+      if (IntervalTree.passes(b(mid), lower, inclusive)) hi = mid else lo = mid + 1
+    }
+    lo
+  }
 
   /** A search over this tree; one per task (it keeps its traversal stack). */
   def cursor(): IntervalTree.Cursor = new IntervalTree.Cursor(this)
@@ -95,6 +118,19 @@ private[rangejoin] object IntervalTree {
     bounds(bounds.length - 1) = n
     java.util.Arrays.sort(bounds)
     bounds
+  }
+
+  private def ascends(b: Array[Long], bounds: Array[Int]): Boolean = {
+    var k = 0
+    while (k + 1 < bounds.length) {
+      var i = bounds(k) + 1
+      while (i < bounds(k + 1)) {
+        if (b(i) < b(i - 1)) return false
+        i += 1
+      }
+      k += 1
+    }
+    true
   }
 
   private def longestSegment(bounds: Array[Int]): Int = {
