@@ -73,6 +73,7 @@ def test_constants():
     assert rangejoin.SIDE_SWITCH == "spark.rangejoin.sideSwitch.enabled"
     assert rangejoin.SIDE_SWITCH_MIN_SIZE == "spark.rangejoin.sideSwitch.minBufferedSize"
     assert rangejoin.SIDE_SWITCH_MAX_RATIO == "spark.rangejoin.sideSwitch.maxRowsRatio"
+    assert rangejoin.SHUFFLE_MAX_PARTITION_SIZE == "spark.rangejoin.shuffle.maxPartitionSize"
     assert rangejoin.HINT == "RANGE_JOIN"
     assert rangejoin.EXTENSION == "rangejoin.RangeJoinExtensions"
     assert rangejoin.MAVEN_COORDINATE == f"io.rangejoin:rangejoin-spark_2.13:{rangejoin.__version__}"

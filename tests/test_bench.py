@@ -2,7 +2,9 @@
 in all three engines, and their answers agree. No timing is asserted.
 
 The benchmark runs in a subprocess, so it starts a Spark session of its own (the one conftest.py
-shares is not used here). Its data and report go to a temporary directory, never to docs/.
+shares is not used here). Its data and report go to a temporary directory, never to docs/. The
+other tests check the benchmark's pure functions (the join operator read from a plan, the memory
+claim and its report), without Spark.
 """
 
 import importlib.util
@@ -58,22 +60,38 @@ def test_bench_completes_at_tiny_scale_with_agreeing_answers(tmp_path):
     for engine in ("rangejoin", "stock Spark"):
         assert queries["W5 inner (Parquet)"][engine]["scan_rows"]["t2_rg"] is not None
     assert queries["W3 inner"]["memory"]["rangejoin"]["sampled_peak"] > 0
+    # The broadcasts held (bench/memory.py), each the side named: its rows are that table's. W10's
+    # cp and ci both have 1,000 rows here, and stock Spark broadcasts cp: ci is not measured.
+    sides = results["memory"]["sides"]
+    assert [s["table"] for s in sides] == ["b3", "t1", "i_large"]
+    assert [s["table"] for s in results["memory"]["skipped"]] == ["ci"]
+    for side in sides:
+        assert side["rows"] == results["manifest"]["tables"][side["table"]]["rows"]
+        for engine in ("stock Spark", "rangejoin"):
+            assert {"heap", "objects"} <= set(side[engine]["held"]), (side["table"], engine)
     assert len(results["targets"]) >= 10
     report = (out / "benchmarks.md").read_text()
     assert "## Results" in report and "Not a full run" in report
+    assert "## Memory: the broadcast held" in report
+
+
+def bench_module(name: str):
+    """bench/<name>.py, loaded as a module of its own (it imports its neighbours, report,
+    workloads, ..., as top-level modules)."""
+    sys.path.insert(0, str(REPO_ROOT / "bench"))
+    try:
+        spec = importlib.util.spec_from_file_location(f"rangejoin_bench_{name}",
+                                                      REPO_ROOT / "bench" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(REPO_ROOT / "bench"))
+    return module
 
 
 def test_join_operator_names_the_first_join_and_a_cartesian_product():
     pytest.importorskip("duckdb")
-    # bench.py imports its neighbours (report, workloads, ...) as top-level modules.
-    sys.path.insert(0, str(REPO_ROOT / "bench"))
-    try:
-        spec = importlib.util.spec_from_file_location("rangejoin_bench", REPO_ROOT / "bench" / "bench.py")
-        bench = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(bench)
-    finally:
-        sys.path.remove(str(REPO_ROOT / "bench"))
-    join_operator = bench.join_operator
+    join_operator = bench_module("bench").join_operator
     plan = ("*(3) Project [x#1L]\n"
             "+- CartesianProduct (x#1L >= lo#2L)\n"
             "   :- *(1) Scan\n")
@@ -82,3 +100,80 @@ def test_join_operator_names_the_first_join_and_a_cartesian_product():
             "+- BroadcastNestedLoopJoin BuildRight, Inner\n")
     assert join_operator(plan).startswith("SortMergeJoin [rangejoin_bin], [rangejoin_bin]")
     assert join_operator("*(1) Project [x#1L]\n+- Scan") is None
+
+
+MB = 2**20
+
+
+def broadcast_side(stock_heap, stock_objects, rangejoin_heap, rangejoin_objects, spread=0.0):
+    """A buffered side as bench/memory.py reports it: i_large, 200,000 rows under an interval
+    index (key arrays 20 bytes a row), the sizes held given in MB, each engine's runs ``spread``
+    MB apart."""
+    def measured(heap, objects):
+        return {"heap": heap * MB, "objects": objects * MB,
+                "heap_runs": [heap * MB, (heap + spread) * MB], "objects_runs": [objects * MB] * 2}
+
+    def sizes(heap, objects):
+        return {"held": measured(heap, objects), "copy": measured(heap / 2, objects / 2)}
+    return {"table": "i_large", "query": "W6 BETWEEN large", "rows": 200_000, "second_keys": True,
+            "key_array_bytes": 4_000_000,
+            "stock Spark": dict(sizes(stock_heap, stock_objects), join="BroadcastNestedLoopJoin",
+                                payload="InternalRow[]"),
+            "rangejoin": dict(sizes(rangejoin_heap, rangejoin_objects), join="PiecewiseMergeJoin",
+                              payload="SortedBuffer", index="IntervalIndex",
+                              tree=measured(6, 3.5))}
+
+
+def test_key_arrays_are_12_bytes_a_row_and_20_under_an_interval_index():
+    memory = bench_module("memory")
+    assert memory.key_array_bytes(1_000_000, second_keys=False) == 12_000_000
+    assert memory.key_array_bytes(200_000, second_keys=True) == 4_000_000
+
+
+def test_broadcast_memory_holds_rangejoin_to_stock_plus_its_key_arrays():
+    report = bench_module("report")
+    # 5.5 MB over stock's heap, 3 MB over its objects: the key arrays (3.81 MB) cover the second.
+    side = broadcast_side(22.0, 21.0, 27.5, 24.0)
+    heap = report.broadcast_memory(side)
+    assert heap == {"difference": 5.5 * MB, "allowance": 4_000_000, "noise": 0, "met": False}
+    assert report.broadcast_memory(side, count="objects")["met"] is True
+    assert report.broadcast_memory(side, measure="copy")["difference"] == 2.75 * MB
+    row = report.memory_rows({"sides": [side]})[0]
+    assert row == ["i_large (W6 BETWEEN large; stock: BroadcastNestedLoopJoin, InternalRow[])",
+                   "200,000", "IntervalIndex", "22.0 MB (21.0 MB)", "27.5 MB (24.0 MB)", "3.81 MB",
+                   "+5.50 MB (+3.00 MB)", "NO (objects: yes)"]
+    # A target per side, in G1's count; within it, no note.
+    targets = report.evaluate({"workloads": [], "memory": {"sides": [side, broadcast_side(22, 21, 23, 22)]}})
+    assert [(t["query"], t["met"]) for t in targets] == [("W6 BETWEEN large", False), ("W6 BETWEEN large", True)]
+    assert targets[0]["target"] == "i_large's broadcast held ≤ stock's + key arrays"
+    assert report.memory_rows({"sides": [broadcast_side(22, 21, 23, 22)]})[0][-1] == "yes"
+
+
+def test_a_difference_within_the_runs_spread_holds_to_it():
+    report = bench_module("report")
+    # 5.5 MB over stock's heap, but the runs of each engine 2 MB apart: within 3.81 + 2 MB.
+    side = broadcast_side(22.0, 21.0, 27.5, 24.0, spread=2.0)
+    assert report.broadcast_memory(side) == {"difference": 5.5 * MB, "allowance": 4_000_000,
+                                             "noise": 2 * MB, "met": True}
+    assert report.memory_rows({"sides": [side]})[0][-1] == "yes, to the runs' spread (2.00 MB)"
+
+
+def test_sizes_below_a_megabyte_are_in_kilobytes():
+    report = bench_module("report")
+    assert report.fmt_size(12_000) == "11.7 KB"
+    assert report.fmt_size(1_500) == "1.46 KB"
+    assert report.fmt_size(-0.5 * MB, sign=True) == "-512.0 KB"
+    assert report.fmt_size(96.44 * MB) == "96.4 MB"
+    assert report.fmt_size(3.814 * MB, sign=True) == "+3.81 MB"
+
+
+def test_memory_section_says_how_it_was_measured_and_shows_both_tables():
+    report = bench_module("report")
+    memory = {"repeat": 3, "warm": True, "region_bytes": 2 * MB, "sides": [broadcast_side(22, 21, 27.5, 24)],
+              "known_object": {"bytes": 128 * MB, "heap": 128 * MB, "objects": 128 * MB}}
+    text = "\n".join(report.memory_markdown(memory))
+    assert ".venv/bin/python bench/memory.py" in text and "3 times each after a warm-up round" in text
+    assert text.count("| side | rows | index |") == 2  # the broadcasts held, the deserialized copies
+    assert "regions (2.00 MB here)" in text
+    assert "i_large 6.00 MB (3.50 MB) (in neither table" in text
+    assert "Sanity check: a long[] of 128.0 MB measured at 128.0 MB (128.0 MB)." in text

@@ -46,6 +46,11 @@ def test_band_join_too_large_to_broadcast(band_tables, how):
     rows, plan = assert_answer_is_stock(spark, make_df, NO_BROADCAST)
     assert len(rows) > 0
     assert "CartesianProduct" not in plan and "BroadcastNestedLoopJoin" not in plan, plan
+    # A shuffled equi-join on the bins: rangejoin's own, sorting each partition of the intervals.
+    assert "ShuffledPiecewiseMergeJoin" in plan, plan
+    # Without it, Spark's own shuffled join on the same bins.
+    conf = {**NO_BROADCAST, rangejoin.SHUFFLE_MAX_PARTITION_SIZE: "-1"}
+    _, plan = assert_answer_is_stock(spark, make_df, conf)
     assert "SortMergeJoin" in plan or "ShuffledHashJoin" in plan, plan
     text = explain(spark, make_df)
     assert "RangeJoin" in text and "CartesianProduct" not in text, text

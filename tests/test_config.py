@@ -268,3 +268,28 @@ def test_side_switch_bad_values(tables, key, value, accepted):
     conf = {rangejoin.BROADCAST_THRESHOLD: "10k", rangejoin.SIDE_SWITCH_MIN_SIZE: "0"}
     with sql_conf(tables, conf):
         expect_invalid(tables, sql(tables, SIDE_SWITCH_QUERY), key, value, accepted)
+
+
+# --- spark.rangejoin.shuffle.maxPartitionSize -------------------------------------------------
+
+KEYED = ("SELECT * FROM small JOIN big ON small.a % 5 = big.b % 5 AND small.a < big.b "
+         "AND (small.a + big.b) % 7 = 0")
+
+
+def test_shuffle_max_partition_size_decides_the_shuffled_join(tables):
+    """With equality keys and no side to broadcast, the smaller side is sorted per shuffle
+    partition where its estimated size per partition fits; ``-1`` leaves the join to Spark's
+    sort-merge join."""
+    no_broadcast = {AUTO_BROADCAST: "-1", rangejoin.BROADCAST_THRESHOLD: "-1"}
+    _, plan = assert_answer_is_stock(tables, sql(tables, KEYED), no_broadcast)
+    assert "ShuffledPiecewiseMergeJoin Inner, BuildLeft, SortedRun per key" in plan, plan
+    for size in ("-1", "10"):  # off; a partition of small is larger than 10 bytes
+        conf = {**no_broadcast, rangejoin.SHUFFLE_MAX_PARTITION_SIZE: size}
+        _, plan = assert_answer_is_stock(tables, sql(tables, KEYED), conf)
+        assert join_operators(plan) == {"SortMergeJoin"}, plan
+
+
+def test_shuffle_max_partition_size_bad_value(tables):
+    with sql_conf(tables, {AUTO_BROADCAST: "-1", rangejoin.BROADCAST_THRESHOLD: "-1"}):
+        expect_invalid(tables, sql(tables, KEYED), rangejoin.SHUFFLE_MAX_PARTITION_SIZE, "lots",
+                       "a size in bytes with an optional unit (64m, 256MB), or -1 to leave such joins to Spark")

@@ -17,8 +17,8 @@ at run time (the SQL configuration :data:`ENABLED`). The other configuration key
 :data:`BROADCAST_THRESHOLD`, :data:`EXISTENCE_FAST_PATH`, :data:`DYNAMIC_FILTER`,
 :data:`EQUALITY_KEYS` and :data:`BINNING`, settable
 through :func:`configure`'s options, ``spark.conf.set`` or SQL ``SET``, and the side switch's
-:data:`SIDE_SWITCH`, :data:`SIDE_SWITCH_MIN_SIZE` and :data:`SIDE_SWITCH_MAX_RATIO`, settable
-with ``spark.conf.set`` or SQL ``SET``; the join hint
+:data:`SIDE_SWITCH`, :data:`SIDE_SWITCH_MIN_SIZE` and :data:`SIDE_SWITCH_MAX_RATIO`, and the shuffled join's
+:data:`SHUFFLE_MAX_PARTITION_SIZE`, settable with ``spark.conf.set`` or SQL ``SET``; the join hint
 :data:`HINT` (``/*+ RANGE_JOIN(t) */``) makes ``t`` the buffered side.
 """
 
@@ -31,6 +31,7 @@ from rangejoin._config import (
     EXISTENCE_FAST_PATH,
     EXTENSION,
     HINT,
+    SHUFFLE_MAX_PARTITION_SIZE,
     SIDE_SWITCH,
     SIDE_SWITCH_MAX_RATIO,
     SIDE_SWITCH_MIN_SIZE,
@@ -58,6 +59,7 @@ __all__ = [
     "HINT",
     "MAVEN_COORDINATE",
     "SCALA_BINARY_VERSION",
+    "SHUFFLE_MAX_PARTITION_SIZE",
     "SIDE_SWITCH",
     "SIDE_SWITCH_MAX_RATIO",
     "SIDE_SWITCH_MIN_SIZE",

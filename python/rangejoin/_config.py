@@ -49,6 +49,11 @@ SIDE_SWITCH_MIN_SIZE = "spark.rangejoin.sideSwitch.minBufferedSize"
 #: the buffered side (default ``0.25``).
 SIDE_SWITCH_MAX_RATIO = "spark.rangejoin.sideSwitch.maxRowsRatio"
 
+#: A join with equality keys whose sides are both too large to broadcast is shuffled by its keys,
+#: each task sorting its partition of the smaller side, where that side's estimated size per
+#: shuffle partition is at most this (default ``64m``); ``-1`` leaves such joins to Spark.
+SHUFFLE_MAX_PARTITION_SIZE = "spark.rangejoin.shuffle.maxPartitionSize"
+
 #: The class to name in ``spark.sql.extensions``.
 EXTENSION = "rangejoin.RangeJoinExtensions"
 

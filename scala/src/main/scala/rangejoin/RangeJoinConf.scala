@@ -86,6 +86,26 @@ object RangeJoinConf {
   val SideSwitchMaxRatio = "spark.rangejoin.sideSwitch.maxRowsRatio"
   val SideSwitchMaxRatioDefault = 0.25
 
+  /**
+   * A join with equality keys and a range whose sides are both too large to broadcast is
+   * shuffled by its keys and buffers, in each task, its partition of the smaller side, sorted per
+   * key (ShuffledPiecewiseMergeJoin), where that side's estimated size per shuffle partition is at
+   * most this; negative leaves such joins to Spark's sort-merge join. Adaptive execution re-plans
+   * the join with the shuffled sides' measured sizes.
+   */
+  val ShuffleMaxPartitionSize = "spark.rangejoin.shuffle.maxPartitionSize"
+  val ShuffleMaxPartitionSizeDefault = "64m"
+
+  /** [[ShuffleMaxPartitionSize]] in bytes; None when negative. */
+  def shuffleMaxPartitionSize(conf: SQLConf): Option[Long] = {
+    val value = conf.getConfString(ShuffleMaxPartitionSize, ShuffleMaxPartitionSizeDefault)
+    bytes(value).getOrElse(throw invalid(ShuffleMaxPartitionSize, value,
+      "a size in bytes with an optional unit (64m, 256MB), or -1 to leave such joins to Spark")) match {
+      case b if b < 0 => None
+      case b => Some(b)
+    }
+  }
+
   def sideSwitch(conf: SQLConf): Boolean = boolean(conf, SideSwitch, SideSwitchDefault)
 
   def sideSwitchMaxRatio(conf: SQLConf): Double = {

@@ -1,6 +1,5 @@
 package rangejoin.execution
 
-import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, BoundReference, Expression}
@@ -9,8 +8,8 @@ import org.apache.spark.sql.catalyst.expressions.codegen.Block._
 import org.apache.spark.sql.execution.{CodegenSupport, SparkPlan}
 import org.apache.spark.sql.types.BooleanType
 
-import rangejoin.execution.driver.{CodegenJoinTask, CodegenJoinTasks, JoinSemantics, JoinSpec, RowEmit}
-import rangejoin.execution.index.{BufferedColumns, SortedBuffer}
+import rangejoin.execution.driver.{CodegenJoinTask, JoinSemantics, JoinSpec, RowEmit}
+import rangejoin.execution.index.BufferedColumns
 
 /**
  * Whole-stage code generation for [[PiecewiseMergeJoinExec]], where only streamed rows and pairs
@@ -47,18 +46,22 @@ private[execution] trait JoinCodegen extends CodegenSupport {
   override def needCopyResult: Boolean =
     semantics.emitsPairs || streamed.asInstanceOf[CodegenSupport].needCopyResult
 
-  /** Gives the dynamic filter below, if any, its bound from the buffer (see DynamicBound). */
-  protected def setDynamicBound(buffer: SortedBuffer): Unit
+  /** Runs before the streamed side's code is generated: see PiecewiseMergeJoinExec's dynamic bound. */
+  protected def beforeProduce(): Unit = ()
+
+  /**
+   * Each task's [[CodegenJoinTasks]], and the Java expression that creates its task in the
+   * generated class's initialization (where `inputs` are the stage's input iterators).
+   */
+  protected def codegenTasks(ctx: CodegenContext): String
 
   override protected def doProduce(ctx: CodegenContext): String = {
-    // A dynamic filter in the streamed side's code is generated with its bound: set it first.
-    setDynamicBound(buffered.executeBroadcast[SortedBuffer]().value)
+    beforeProduce()
     streamed.asInstanceOf[CodegenSupport].produce(ctx, this)
   }
 
   override def doConsume(ctx: CodegenContext, input: Seq[ExprCode], row: ExprCode): String = {
-    val payload = buffered.executeBroadcast[SortedBuffer]()
-    val task = taskTerm(ctx, payload)
+    val task = taskTerm(ctx)
     declareBufferedTerms(ctx, task)
     // Every streamed column is computed before the join, as the interpreted join's input rows are;
     // the join's branches then only read them.
@@ -68,6 +71,7 @@ private[execution] trait JoinCodegen extends CodegenSupport {
     val body = if (semantics.emitsPairs) pairsLoop(ctx, input, task, looked) else decide(ctx, input, task, looked)
     fetchReadColumns(ctx, task, body)
     s"""
+       |${lazyTaskInit(task)}
        |$evalInput
        |$keys
        |long $looked = 0L;
@@ -75,12 +79,36 @@ private[execution] trait JoinCodegen extends CodegenSupport {
      """.stripMargin
   }
 
-  /** The task's [[CodegenJoinTask]], created once per task in the generated class's init. */
-  private def taskTerm(ctx: CodegenContext, payload: Broadcast[SortedBuffer]): String = {
-    val tasks = ctx.addReferenceObj("joinTasks", new CodegenJoinTasks(joinSpec, payload))
+  /**
+   * Whether the task is created when the first streamed row reaches the join, rather than in the
+   * generated class's init: see ShuffledPiecewiseMergeJoinExec.
+   */
+  protected def createsTaskLazily: Boolean = false
+
+  /** The task's [[CodegenJoinTask]], created once per task: in the generated class's init, or lazily. */
+  private def taskTerm(ctx: CodegenContext): String = {
+    val create = codegenTasks(ctx)
     val cls = classOf[CodegenJoinTask].getName
-    ctx.addMutableState(cls, "joinTask", v => s"$v = $tasks.create();", forceInline = true)
+    taskInit = Nil
+    if (createsTaskLazily) {
+      val task = ctx.addMutableState(cls, "joinTask", v => s"$v = null;", forceInline = true)
+      taskInit = Seq(s"$task = $create;")
+      task
+    } else {
+      ctx.addMutableState(cls, "joinTask", v => s"$v = $create;", forceInline = true)
+    }
   }
+
+  /** Statements that read from the task once it exists: see [[atTaskStart]]. */
+  @transient private var taskInit: Seq[String] = Nil
+
+  /** Runs `statement` once the task exists: in the generated class's init, or where it is created. */
+  private def atTaskStart(ctx: CodegenContext, statement: String): Unit =
+    if (createsTaskLazily) taskInit :+= statement else ctx.addPartitionInitializationStatement(statement)
+
+  /** The lazily created task's creation and first reads, at the top of each streamed row's code. */
+  private def lazyTaskInit(task: String): String =
+    if (!createsTaskLazily) "" else s"if ($task == null) {\n${taskInit.mkString("\n")}\n}"
 
   /**
    * Projects the streamed keys and positions the search; the keys are evaluated only where Spark
@@ -341,7 +369,8 @@ private[execution] trait JoinCodegen extends CodegenSupport {
   @transient private var columnTerms: Seq[Option[(String, String)]] = Nil
 
   private def declareBufferedTerms(ctx: CodegenContext, task: String): Unit = {
-    rowsTerm = ctx.addMutableState("InternalRow[]", "bufferedRows", v => s"$v = $task.rows();", forceInline = true)
+    rowsTerm = ctx.addMutableState("InternalRow[]", "bufferedRows", forceInline = true)
+    atTaskStart(ctx, s"$rowsTerm = $task.rows();")
     columnTerms = buffered.output.map { a =>
       if (BufferedColumns.supports(a.dataType)) {
         val javaType = CodeGenerator.javaType(a.dataType)
@@ -366,7 +395,7 @@ private[execution] trait JoinCodegen extends CodegenSupport {
     buffered.output.zip(columnTerms).zipWithIndex.foreach {
       case ((a, Some((values, nulls))), ordinal) if named(values) =>
         val javaType = CodeGenerator.javaType(a.dataType)
-        ctx.addPartitionInitializationStatement(
+        atTaskStart(ctx,
           s"""$nulls = $task.nulls($ordinal);
              |$values = ($javaType[]) $task.values($ordinal, "$javaType");""".stripMargin)
       case _ =>

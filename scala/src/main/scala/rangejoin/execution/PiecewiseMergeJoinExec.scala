@@ -3,16 +3,16 @@ package rangejoin.execution
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, SortOrder}
+import org.apache.spark.sql.catalyst.expressions.{Expression, SortOrder}
 import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight, BuildSide}
 import org.apache.spark.sql.catalyst.plans._
+import org.apache.spark.sql.catalyst.expressions.codegen.CodegenContext
 import org.apache.spark.sql.catalyst.plans.physical._
-import org.apache.spark.sql.execution.{BinaryExecNode, ExplainUtils, SparkPlan}
-import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
+import org.apache.spark.sql.execution.{ExplainUtils, SparkPlan}
 
 import rangejoin.expressions.CannotFail
-import rangejoin.execution.index.{Bound, IndexSpec, RangeBounds, SortedBuffer, SortedRuns}
-import rangejoin.execution.driver.{JoinSemantics, JoinSpec, Matches, RowEmit}
+import rangejoin.execution.index.{RangeBounds, SortedBuffer, SortedRuns}
+import rangejoin.execution.driver.{BroadcastJoinTasks, JoinSpec, Matches, RowEmit}
 
 /**
  * A join whose condition holds an inequality between the two sides (or two, bounding the buffered
@@ -56,15 +56,7 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
     left: SparkPlan,
     right: SparkPlan,
     bufferedExtreme: Option[Extreme] = None,
-    dynamicBound: Option[DynamicBound] = None) extends BinaryExecNode with JoinCodegen {
-
-  protected val semantics: JoinSemantics = JoinSemantics(joinType, buildSide).getOrElse(
-    throw new IllegalArgumentException(s"$nodeName does not handle $joinType joins with $buildSide"))
-
-  protected def streamedIsLeft: Boolean = buildSide == BuildRight
-  protected def streamed: SparkPlan = if (streamedIsLeft) left else right
-  protected def buffered: SparkPlan = if (streamedIsLeft) right else left
-  protected def residual: Option[Expression] = range.residual
+    dynamicBound: Option[DynamicBound] = None) extends PiecewiseMergeJoinLike with JoinCodegen {
 
   /**
    * Whether the join runs in generated code ([[JoinCodegen]]); where it does not, the stage ends
@@ -75,10 +67,6 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
     residualCannotFail = range.residual.forall(CannotFail(_)),
     bufferedExtreme = bufferedExtreme.isDefined,
     streamedOutput = streamed.output)
-
-  override lazy val metrics: Map[String, SQLMetric] = Map(
-    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
-    "numCandidates" -> SQLMetrics.createMetric(sparkContext, "candidate pairs examined"))
 
   /**
    * The dynamic filter's part in this join, from the join type alone. Where a streamed row with
@@ -94,21 +82,6 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
     case _ => None
   }
 
-  override def output: Seq[Attribute] = joinType match {
-    case _: InnerLike => left.output ++ right.output
-    case LeftOuter => left.output ++ right.output.map(_.withNullability(true))
-    case RightOuter => left.output.map(_.withNullability(true)) ++ right.output
-    case FullOuter => (left.output ++ right.output).map(_.withNullability(true))
-    case j: ExistenceJoin => left.output :+ j.exists
-    case LeftExistence(_) => left.output
-    case other => throw new IllegalArgumentException(s"$nodeName does not handle $other joins")
-  }
-
-  /** The index over the buffered side, from the bounds as this join runs them. */
-  @transient private lazy val index: IndexSpec = IndexSpec.of(range, streamedIsLeft)
-
-  private def sortBound: Bound = index.sortBound
-
   /** The broadcast the buffered side needs: sorted by its key, keeping the tree's key if any. */
   private def bufferedMode: SortedBroadcastMode =
     SortedBroadcastMode.of(index.sortKey, index.secondKey, index.groupKeys, buffered.output, bufferedExtreme)
@@ -121,6 +94,9 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
   // Pairs and streamed rows keep the streamed partitioning. Buffered rows output on their own come
   // in partitions of their own, how many known only at run time: 0 is Spark's "unknown" (a count
   // of 1 would claim a single partition, and a global aggregate above would skip its exchange).
+  override protected def describedPlacement: String =
+    ExplainUtils.generateFieldString("Dynamic filter", dynamicBound.isDefined.toString) + "\n"
+
   override def outputPartitioning: Partitioning =
     if (semantics.needsBufferedMatches) UnknownPartitioning(0)
     else joinType match {
@@ -134,34 +110,6 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
   override def outputOrdering: Seq[SortOrder] =
     if (semantics.needsBufferedMatches) Nil else streamed.outputOrdering
 
-  override def simpleString(maxFields: Int): String =
-    s"$nodeName $joinType, $buildSide, ${index.name} ($range)" +
-      range.residual.map(r => s", residual: $r").getOrElse("")
-
-  override def verboseStringWithOperatorId(): String =
-    s"""|$formattedNodeName
-        |${ExplainUtils.generateFieldString("Range predicate", range.toString)}
-        |${ExplainUtils.generateFieldString("Index", index.name)}
-        |${ExplainUtils.generateFieldString("Residual", range.residual.map(_.toString).getOrElse(""))}
-        |${ExplainUtils.generateFieldString("Join type", joinType.toString)}
-        |${ExplainUtils.generateFieldString("Build side", buildSide.toString)}
-        |${ExplainUtils.generateFieldString("Dynamic filter", dynamicBound.isDefined.toString)}
-        |""".stripMargin
-
-  protected def joinSpec: JoinSpec = JoinSpec(
-    semantics,
-    index = index,
-    residual = range.residual,
-    condition = condition,
-    left = left.output,
-    right = right.output,
-    output = output,
-    exists = joinType match {
-      case ExistenceJoin(exists) => Some(exists)
-      case _ => None
-    },
-    streamedIsLeft = streamedIsLeft)
-
   protected override def doExecute(): RDD[InternalRow] = {
     val payload = buffered.executeBroadcast[SortedBuffer]()
     setDynamicBound(payload.value)
@@ -170,11 +118,18 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
     else joined(payload, streamed.execute())
   }
 
+  // A dynamic filter in the streamed side's code is generated with its bound: set it first.
+  override protected def beforeProduce(): Unit = setDynamicBound(buffered.executeBroadcast[SortedBuffer]().value)
+
+  override protected def codegenTasks(ctx: CodegenContext): String =
+    ctx.addReferenceObj("joinTasks", new BroadcastJoinTasks(joinSpec, buffered.executeBroadcast[SortedBuffer]())) +
+      ".create()"
+
   /**
    * Gives the dynamic filter below its bound, the buffered side's extreme key, known once the
    * buffer is sorted: before the streamed side runs or has its code generated.
    */
-  protected def setDynamicBound(buffer: SortedBuffer): Unit =
+  private def setDynamicBound(buffer: SortedBuffer): Unit =
     dynamicBound.foreach(b => b.set(DynamicFilter.of(b, bufferedMode.key, buffer)))
 
   /** The join loop over each streamed partition, and the buffered rows' own output if any. */
@@ -201,16 +156,6 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
 
     val parts = streamedOutput.toSeq ++ bufferedOutput
     counted(if (parts.size == 1) parts.head else sparkContext.union(parts))
-  }
-
-  private def counted(joined: RDD[InternalRow]): RDD[InternalRow] = {
-    val numOutputRows = longMetric("numOutputRows")
-    joined.mapPartitions { rows =>
-      rows.map { row =>
-        numOutputRows += 1
-        row
-      }
-    }
   }
 
   /** The buffered rows' own output, in slices of the buffer read from the broadcast. */

@@ -56,6 +56,24 @@ private[rangejoin] object BufferedSide extends JoinSelectionHelper {
     else Some(preferred(join))
   }
 
+  /**
+   * The side a join with equality keys and no side to broadcast buffers per shuffle partition:
+   * the smaller, as Spark's shuffled hash join builds it, where its estimated size per shuffle
+   * partition fits [[RangeJoinConf.ShuffleMaxPartitionSize]] (at run time, re-planned by adaptive
+   * execution over its shuffle stages, their measured size); or why there is none.
+   */
+  def perShufflePartition(join: Join, conf: SQLConf): Either[String, BuildSide] = {
+    val side = getSmallerSide(join.left, join.right)
+    val plan = if (side == BuildRight) join.right else join.left
+    val perPartition = plan.stats.sizeInBytes / math.max(1, conf.numShufflePartitions)
+    RangeJoinConf.shuffleMaxPartitionSize(conf) match {
+      case None => Left(s"${RangeJoinConf.ShuffleMaxPartitionSize} is negative: no side is buffered per shuffle partition")
+      case Some(max) if perPartition > max => Left(s"neither side fits a shuffle partition: the smaller " +
+        s"is about $perPartition bytes per partition, above ${RangeJoinConf.ShuffleMaxPartitionSize} ($max)")
+      case Some(_) => Right(side)
+    }
+  }
+
   /** BroadcastNestedLoopJoin's build side, as JoinSelection picks it; None where it would not broadcast. */
   def of(join: Join, conf: SQLConf): Option[BuildSide] = {
     val Join(left, right, joinType, _, hint) = join

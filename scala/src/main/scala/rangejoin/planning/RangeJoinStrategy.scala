@@ -12,7 +12,7 @@ import org.apache.spark.sql.execution.adaptive.{BroadcastQueryStageExec, Logical
 import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
-import rangejoin.execution.{Extreme, PiecewiseMergeJoinExec}
+import rangejoin.execution.{Extreme, PiecewiseMergeJoinExec, ShuffledPiecewiseMergeJoinExec}
 import rangejoin.expressions.CannotFail
 import rangejoin.execution.index.RangeBounds
 import rangejoin.execution.driver.JoinSemantics
@@ -70,7 +70,7 @@ private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends S
       .toRight("no conjunct compares the two sides with <, <=, > or >= on keys rangejoin can sort")
     fastPath = if (leftKeys.isEmpty) existenceFastPath(join, condition, rangeStreamingLeft, conf) else None
     plan <- fastPath.toRight(()).left.flatMap { _ =>
-      def joinBuffering(buildSide: BuildSide): Either[String, PiecewiseMergeJoinExec] = for {
+      def rangeBuffering(buildSide: BuildSide): Either[String, RangeBounds] = for {
         semantics <- JoinSemantics(join.joinType, buildSide).toRight(
           s"rangejoin does not handle ${join.joinType} joins")
         bounds <- RangeCondition.split(rangeCondition, join.left, join.right, buildSide == BuildRight)
@@ -81,18 +81,26 @@ private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends S
             !BufferedSide.oneRowPerKey(join.right, rightKeys), (),
           "a side has one row per equality key: Spark's hash join meets each row of the other side " +
             "with one row at most, and a per-key index would only add its sort")
-      } yield PiecewiseMergeJoinExec(
-        range, condition, join.joinType, buildSide, planLater(join.left), planLater(join.right))
-      for {
-        // Where Spark itself would broadcast a side however large (an outer, semi, anti or
-        // existence join without equality keys), that side; a cartesian product it leaves.
-        buildSide <- BufferedSide.of(join, conf)
-          .orElse(if (leftKeys.isEmpty) BufferedSide.lastResort(join) else None)
-          .toRight("neither side is small enough to broadcast (spark.rangejoin.broadcastThreshold) or " +
-            "hinted, and Spark runs the join as a cartesian product, which holds neither in memory")
-        rangeJoin <- joinBuffering(buildSide)
-      } yield SideSwitch(join, rangeJoin, joinBuffering(_).toOption, planLater, conf)
-        .getOrElse(planned(rangeJoin, conf))
+      } yield range
+      def joinBuffering(buildSide: BuildSide): Either[String, PiecewiseMergeJoinExec] =
+        rangeBuffering(buildSide).map(range => PiecewiseMergeJoinExec(
+          range, condition, join.joinType, buildSide, planLater(join.left), planLater(join.right)))
+      // Where Spark itself would broadcast a side however large (an outer, semi, anti or
+      // existence join without equality keys), that side; a cartesian product it leaves. With
+      // equality keys and no side to broadcast, both sides are shuffled by the keys.
+      BufferedSide.of(join, conf).orElse(if (leftKeys.isEmpty) BufferedSide.lastResort(join) else None) match {
+        case Some(buildSide) => joinBuffering(buildSide).map { rangeJoin =>
+          SideSwitch(join, rangeJoin, joinBuffering(_).toOption, planLater, conf)
+            .getOrElse(planned(rangeJoin, conf))
+        }
+        case None if leftKeys.nonEmpty => for {
+          buildSide <- BufferedSide.perShufflePartition(join, conf)
+          range <- rangeBuffering(buildSide)
+        } yield ShuffledPiecewiseMergeJoinExec(
+          range, condition, join.joinType, buildSide, planLater(join.left), planLater(join.right))
+        case None => Left("neither side is small enough to broadcast (spark.rangejoin.broadcastThreshold) " +
+          "or hinted, and Spark runs the join as a cartesian product, which holds neither in memory")
+      }
     }
   } yield plan
 

@@ -7,13 +7,16 @@ import org.apache.spark.sql.execution.joins.{BroadcastNestedLoopJoinExec, Cartes
 import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
+import rangejoin.execution.ShuffledPiecewiseMergeJoinExec
 
 /**
  * Differential tests of the binned rewrite (BinnedRangeJoin): every generated case
  * ([[BinnedCases]]) runs with broadcasting off, with rangejoin off (stock Spark: a cartesian
  * product) and on, and must give the same multiset of rows, or raise an error of the same
  * condition. Where both sides have rows, rangejoin's plan must be a shuffled equi-join with
- * `RangeJoin` in it and no cartesian product or nested loop join.
+ * `RangeJoin` in it (rangejoin's ShuffledPiecewiseMergeJoin, or with
+ * `spark.rangejoin.shuffle.maxPartitionSize` -1, Spark's own) and no cartesian product or nested
+ * loop join.
  */
 class BinnedDifferentialRunner(spark: SparkSession) {
 
@@ -40,7 +43,11 @@ class BinnedDifferentialRunner(spark: SparkSession) {
   }
 
   private def binned(plan: SparkPlan): Boolean = {
-    val joins = plan.collect { case j: SortMergeJoinExec => j; case j: ShuffledHashJoinExec => j }
+    val joins = plan.collect {
+      case j: SortMergeJoinExec => j
+      case j: ShuffledHashJoinExec => j
+      case j: ShuffledPiecewiseMergeJoinExec => j
+    }
     val nestedLoops = plan.collect { case j: CartesianProductExec => j; case j: BroadcastNestedLoopJoinExec => j }
     joins.nonEmpty && nestedLoops.isEmpty && plan.toString.contains("RangeJoin")
   }
@@ -74,3 +81,7 @@ class BinnedDifferentialSuite extends LocalBinnedDifferentialSuite(BinnedDiffere
 
 class BinnedDifferentialAqeOffSuite extends LocalBinnedDifferentialSuite(
   BinnedDifferentialSuites.all.filter(_.index % 4 == 1), SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> "false")
+
+/** The bins on Spark's own shuffled joins (sort-merge): rangejoin's shuffled index switched off. */
+class BinnedDifferentialSparkJoinSuite extends LocalBinnedDifferentialSuite(
+  BinnedDifferentialSuites.all.filter(_.index % 4 == 2), RangeJoinConf.ShuffleMaxPartitionSize -> "-1")

@@ -60,9 +60,14 @@ class BinnedDistributedSuite extends AnyFunSuite with ClusterDifferentialSession
 
   private val checksum = "count(*), sum(p.pid * 31 + i.iid)"
 
-  /** Runs `query` binned, asserting stock Spark's `expected` answer, the plan, and that sorts spilled. */
-  private def assertBinnedSpilling(query: String, expected: (Long, Long), aqe: String): Unit =
-    Differential.withConf(spark, noBroadcast :+ (SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe)) {
+  /**
+   * Runs `query` binned, asserting stock Spark's `expected` answer and the plan: on Spark's own
+   * shuffled join (rangejoin's shuffled index off), whose sorts must have spilled; and on
+   * rangejoin's ShuffledPiecewiseMergeJoin, each task sorting its partition of the intervals.
+   */
+  private def assertBinned(query: String, expected: (Long, Long), aqe: String): Unit = {
+    Differential.withConf(spark, noBroadcast ++ Seq(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe,
+        RangeJoinConf.ShuffleMaxPartitionSize -> "-1")) {
       val df = spark.sql(query)
       val row = df.collect().head
       assert((row.getLong(0), row.getLong(1)) == expected, s"AQE $aqe")
@@ -73,8 +78,17 @@ class BinnedDistributedSuite extends AnyFunSuite with ClusterDifferentialSession
       val spilled = collect(plan) { case s: SortExec => s.metrics("spillSize").value }.sum
       assert(spilled > 0, s"AQE $aqe: no sort spilled\n$text")
     }
+    Differential.withConf(spark, noBroadcast :+ (SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe)) {
+      val df = spark.sql(query)
+      val row = df.collect().head
+      assert((row.getLong(0), row.getLong(1)) == expected, s"AQE $aqe, shuffled index")
+      val text = df.queryExecution.executedPlan.toString
+      assert(text.contains("ShuffledPiecewiseMergeJoin") && !text.contains("CartesianProduct") &&
+        !text.contains("BroadcastNestedLoopJoin"), text)
+    }
+  }
 
-  test("500K points in 500K intervals, broadcasting off: Spark's shuffled join on bins, spilling, stock Spark's answer") {
+  test("500K points in 500K intervals, broadcasting off: shuffled joins on bins, Spark's spilling, stock Spark's answer") {
     val expected = Differential.withConf(spark, Seq(RangeJoinConf.Enabled -> "false")) {
       val short = spark.sql(s"""SELECT $checksum FROM bd_points p JOIN
                                |(SELECT iid, explode(sequence(lo, hi)) AS x FROM bd_short) i ON p.x = i.x""".stripMargin)
@@ -85,12 +99,12 @@ class BinnedDistributedSuite extends AnyFunSuite with ClusterDifferentialSession
     }
     assert(expected._1 > points)
     for (aqe <- Seq("true", "false")) {
-      assertBinnedSpilling(s"SELECT $checksum FROM bd_points p JOIN bd_intervals i ON p.x BETWEEN i.lo AND i.hi",
+      assertBinned(s"SELECT $checksum FROM bd_points p JOIN bd_intervals i ON p.x BETWEEN i.lo AND i.hi",
         expected, aqe)
     }
   }
 
-  test("overlap of 500K with 500K intervals, broadcasting off: each pair once, spilling") {
+  test("overlap of 500K with 500K intervals, broadcasting off: each pair once, Spark's join spilling") {
     // [x, x + 3] against [lo, hi]: overlapping exactly when x in [lo - 3, hi], counted by stock
     // Spark as points in intervals widened by 3 (exploded, as above, and the long ones apart).
     val expected = Differential.withConf(spark, Seq(RangeJoinConf.Enabled -> "false")) {
@@ -102,7 +116,7 @@ class BinnedDistributedSuite extends AnyFunSuite with ClusterDifferentialSession
       (short.getLong(0) + long.getLong(0), short.getLong(1) + long.getLong(1))
     }
     for (aqe <- Seq("true", "false")) {
-      assertBinnedSpilling(s"""SELECT $checksum FROM (SELECT pid, x AS lo2, x + 3 AS hi2 FROM bd_points) p
+      assertBinned(s"""SELECT $checksum FROM (SELECT pid, x AS lo2, x + 3 AS hi2 FROM bd_points) p
                               |JOIN bd_intervals i ON p.lo2 <= i.hi AND i.lo <= p.hi2""".stripMargin, expected, aqe)
     }
   }

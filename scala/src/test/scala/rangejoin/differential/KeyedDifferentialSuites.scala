@@ -10,7 +10,7 @@ import org.apache.spark.sql.types._
 import org.scalatest.funsuite.AnyFunSuite
 
 import rangejoin.RangeJoinConf
-import rangejoin.execution.PiecewiseMergeJoinExec
+import rangejoin.execution.{PiecewiseMergeJoinLike, ShuffledPiecewiseMergeJoinExec}
 
 /**
  * Differential tests of equality keys plus a range (`l.g = r.g AND l.x BETWEEN r.lo AND r.hi`),
@@ -134,7 +134,7 @@ object KeyedCases {
 }
 
 /** Runs [[KeyedCases]] on a session: stock Spark against rangejoin, answers and plans. */
-final class KeyedDifferentialRunner(spark: SparkSession) {
+final class KeyedDifferentialRunner(spark: SparkSession, expectShuffled: Boolean = false) {
   import KeyedCases._
 
   var cases = 0
@@ -159,11 +159,16 @@ final class KeyedDifferentialRunner(spark: SparkSession) {
       case _: BroadcastHashJoinExec | _: ShuffledHashJoinExec | _: SortMergeJoinExec => true
       case _ => false
     }
-    val joins = ourPlan.collect { case j: PiecewiseMergeJoinExec => j }
+    val joins = ourPlan.collect { case j: PiecewiseMergeJoinLike => j }
+    val shuffled = joins.exists(_.isInstanceOf[ShuffledPiecewiseMergeJoinExec])
     // A keyed semi or anti join with one bound may instead be rewritten before planning; either
     // way its plan names rangejoin.
     val rangejoinShown = joins.nonEmpty || ourPlan.toString.contains("RangeJoin")
     val problems = Seq(
+      // (A semi or anti join with one bound is reduced to each key's extreme first, one row per
+      // key, which Spark's own join then serves.)
+      if (expectShuffled && c.expectPlanned && stockEquiJoin && !shuffled && !ourPlan.toString.contains("RangeJoinM"))
+        Some("expected a ShuffledPiecewiseMergeJoin: no side can be broadcast") else None,
       (stock, ours) match {
         case (Rows(a), Rows(b)) if a != b => Some(s"answers differ\n${Differential.diff(a, b)}")
         case (Raised(a, _), Raised(b, _)) if a != b => Some(s"errors differ: stock $a, rangejoin $b")
@@ -190,6 +195,14 @@ final class KeyedDifferentialRunner(spark: SparkSession) {
   }
 }
 
+object KeyedShuffled {
+  /** No side can be broadcast: both thresholds off, and the cases' BROADCAST hints dropped. */
+  val conf: Seq[(String, String)] = Seq(SQLConf.AUTO_BROADCASTJOIN_THRESHOLD.key -> "-1",
+    RangeJoinConf.BroadcastThreshold -> "-1", SQLConf.SHUFFLE_PARTITIONS.key -> "3")
+
+  def cases(variants: Int): Seq[KeyedCases.KeyedCase] = KeyedCases.generate(variants).map(_.copy(hint = ""))
+}
+
 abstract class LocalKeyedDifferentialSuite(variants: Int, conf: (String, String)*)
   extends SparkFunSuite with LocalDifferentialSession {
 
@@ -198,6 +211,22 @@ abstract class LocalKeyedDifferentialSuite(variants: Int, conf: (String, String)
   override protected def summary: String = runner.summary
 
   KeyedCases.generate(variants).foreach { c => test(c.toString)(runner.check(c, conf)) }
+}
+
+/**
+ * The same cases with no side that can be broadcast: Spark plans sort-merge joins, rangejoin the
+ * shuffled per-key index (ShuffledPiecewiseMergeJoin), in generated code and without.
+ */
+class KeyedShuffledDifferentialSuite extends SparkFunSuite with LocalDifferentialSession {
+
+  private lazy val runner = new KeyedDifferentialRunner(spark, expectShuffled = true)
+
+  override protected def summary: String = runner.summary
+
+  for (c <- KeyedShuffled.cases(2)) {
+    val codegen = if (c.index % 3 == 2) Seq(SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false") else Nil
+    test(s"$c${if (codegen.nonEmpty) ", no codegen" else ""}")(runner.check(c, KeyedShuffled.conf ++ codegen))
+  }
 }
 
 class KeyedDifferentialSuite extends LocalKeyedDifferentialSuite(4)
@@ -216,5 +245,10 @@ class KeyedDistributedDifferentialSuite extends AnyFunSuite with ClusterDifferen
 
   for (aqe <- Seq("true", "false"); c <- KeyedCases.generate(1).filter(_.index % 2 == (if (aqe == "true") 0 else 1))) {
     test(s"AQE $aqe: $c")(runner.check(c, Seq(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe)))
+  }
+
+  // Shuffled: each executor sorts its own partitions of the buffered side.
+  for (aqe <- Seq("true", "false"); c <- KeyedShuffled.cases(1).filter(_.index % 4 == (if (aqe == "true") 0 else 2))) {
+    test(s"shuffled, AQE $aqe: $c")(runner.check(c, KeyedShuffled.conf :+ (SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe)))
   }
 }

@@ -5,6 +5,7 @@ import org.apache.spark.sql.execution.joins.{BroadcastNestedLoopJoinExec, Cartes
 import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
+import rangejoin.execution.ShuffledPiecewiseMergeJoinExec
 
 /**
  * Band and interval joins with no side to broadcast, which rangejoin rewrites into Spark's own
@@ -42,7 +43,11 @@ class BinnedJoinSuite extends RangeJoinQueries {
     assert(collect(plan) { case j: CartesianProductExec => j; case j: BroadcastNestedLoopJoinExec => j }.isEmpty,
       plan.toString)
     // An empty side may leave no join at all (adaptive execution propagates empty relations).
-    assert(!shuffled || collect(plan) { case j: SortMergeJoinExec => j; case j: ShuffledHashJoinExec => j }.nonEmpty,
+    assert(!shuffled || collect(plan) {
+      case j: SortMergeJoinExec => j
+      case j: ShuffledHashJoinExec => j
+      case j: ShuffledPiecewiseMergeJoinExec => j
+    }.nonEmpty,
       plan.toString)
     assert(df.queryExecution.explainString(org.apache.spark.sql.execution.ExtendedMode).contains("RangeJoin"))
   }

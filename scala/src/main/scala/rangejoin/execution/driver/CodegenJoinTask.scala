@@ -52,8 +52,52 @@ private[rangejoin] final class CodegenJoinTask(spec: JoinSpec, buffer: SortedBuf
 }
 
 /** Creates each task's [[CodegenJoinTask]]: shipped to executors in the generated code's references. */
-private[rangejoin] final class CodegenJoinTasks(spec: JoinSpec, payload: Broadcast[SortedBuffer])
-  extends Serializable {
+private[rangejoin] sealed trait CodegenJoinTasks extends Serializable
+
+/** Over the broadcast buffer, which every task reads. */
+private[rangejoin] final class BroadcastJoinTasks(spec: JoinSpec, payload: Broadcast[SortedBuffer])
+  extends CodegenJoinTasks {
 
   def create(): CodegenJoinTask = new CodegenJoinTask(spec, payload.value)
+}
+
+/**
+ * Over the task's own partition of the buffered side, sorted when the task read its input
+ * ([[TaskBuffers]], under `bufferId`).
+ */
+private[rangejoin] final class ShuffledJoinTasks(spec: JoinSpec, bufferId: String) extends CodegenJoinTasks {
+
+  def create(): CodegenJoinTask = new CodegenJoinTask(spec, TaskBuffers.get(bufferId))
+}
+
+/**
+ * The buffers shuffled joins sort in their tasks, handed from the input a task reads to the
+ * join's generated code in that task. The stage's one input is the streamed rows: the buffered
+ * partition is read, and sorted, when the task opens that input (`zip`), and the generated code
+ * takes the buffer by the join's id once rows reach it. A second input would be simpler, but
+ * Spark fuses a union's children only if each has one input. A task's buffers go with it.
+ */
+private[rangejoin] object TaskBuffers {
+
+  private val buffers = new java.util.concurrent.ConcurrentHashMap[(Long, String), SortedBuffer]()
+
+  /** The streamed rows of each partition, the buffered partition sorted by `build` on the way. */
+  def zip(
+      streamed: org.apache.spark.rdd.RDD[InternalRow],
+      buffered: org.apache.spark.rdd.RDD[InternalRow],
+      bufferId: String,
+      build: Iterator[InternalRow] => SortedBuffer): org.apache.spark.rdd.RDD[InternalRow] =
+    streamed.zipPartitions(buffered) { (streamedRows, bufferedRows) =>
+      val task = org.apache.spark.TaskContext.get()
+      val key = (task.taskAttemptId(), bufferId)
+      buffers.put(key, build(bufferedRows))
+      task.addTaskCompletionListener[Unit](_ => buffers.remove(key))
+      streamedRows
+    }
+
+  def get(bufferId: String): SortedBuffer = {
+    val buffer = buffers.get((org.apache.spark.TaskContext.get().taskAttemptId(), bufferId))
+    if (buffer == null) throw new IllegalStateException(s"no buffer $bufferId in this task")
+    buffer
+  }
 }

@@ -33,16 +33,18 @@ private[rangejoin] final case class JoinSpec(
   private def streamedOutput: Seq[Attribute] = if (streamedIsLeft) left else right
 
   /**
-   * Joins one partition of streamed rows with the broadcast buffer. With `marks`, records which
-   * buffered rows matched instead of emitting anything (the marking pass). Candidates examined
-   * are added to `examined`.
+   * Joins one partition of streamed rows with the buffer. With `marks`, records which buffered
+   * rows matched, and emits nothing unless `emitting` (the broadcast join's marking pass emits
+   * nothing; a shuffled join, whose partition holds every row a buffered row can meet, marks and
+   * emits in one pass). Candidates examined are added to `examined`.
    */
   def streamedPass(
       rows: Iterator[InternalRow],
       buffer: SortedBuffer,
       partitionIndex: Int,
       marks: Option[Matches],
-      examined: SQLMetric): Iterator[InternalRow] = {
+      examined: SQLMetric,
+      emitting: Boolean = false): Iterator[InternalRow] = {
     val (finder, filter) =
       if (buffer.isSorted) (finderFor(buffer), residual)
       else (new EveryRowFinder(buffer.numRows), Some(condition))
@@ -51,11 +53,11 @@ private[rangejoin] final case class JoinSpec(
       predicate.initialize(partitionIndex)
       predicate.eval _
     }
-    val emitting = marks.isEmpty
+    val emits = emitting || marks.isEmpty
     new StreamedJoinIterator(
       rows, finder, buffer, passes, newOutput(), streamedIsLeft,
-      emitPairs = emitting && semantics.emitsPairs,
-      streamedEmit = if (emitting) semantics.streamed else RowEmit.Never,
+      emitPairs = emits && semantics.emitsPairs,
+      streamedEmit = if (emits) semantics.streamed else RowEmit.Never,
       marks,
       examined)
   }
