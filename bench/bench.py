@@ -13,6 +13,8 @@ a reduced size, with its full-size time extrapolated, where it would take longer
 for W4, producing its rows) without the join; W6-W9, which run at two sizes, have one per size.
 Answers must agree across engines and rangejoin's plans must use PiecewiseMergeJoin (stock Spark's
 must not): otherwise the benchmark stops with an error. A missed target is reported, never an error.
+After the workloads, bench/memory.py measures the heap each engine's broadcast of the same buffered
+side holds (W1's, W3's, W6's and W10's, of those that ran).
 """
 
 import argparse
@@ -28,6 +30,7 @@ from typing import Dict, List, Optional
 
 import duckdb
 
+import memory
 import rangejoin
 import report
 import workloads as wl
@@ -453,6 +456,22 @@ def measure_memory(engines: Engines, query: wl.Query, out: dict) -> dict:
     return memory
 
 
+def broadcasts_held(spark, manifest: dict, chosen: List[wl.Workload], args) -> Optional[dict]:
+    """The heap each engine's broadcast of the same buffered side holds (bench/memory.py), once,
+    for the sides of the workloads that ran: W1's t1, W3's b3, W6's i_large, W10's ci."""
+    ran = {w.key for w in chosen}
+    sides = [s for s in memory.SIDES if s.workload in ran]
+    if not sides or args.skip_stock:
+        log("\nBroadcast memory: not measured (" + ("--skip-stock" if sides else
+            "it measures the buffered sides of " + ", ".join(s.workload for s in memory.SIDES)) + ")")
+        return None
+    log(f"\nBroadcast memory: the heap each engine's broadcast of {', '.join(s.table for s in sides)} "
+        f"holds ({args.repeat} time{'s' if args.repeat > 1 else ''} each"
+        + ("" if args.no_warmup else ", after a warm-up round") + "; bench/memory.py) ...")
+    return memory.measure_broadcasts(spark, manifest["directory"], sides, repeat=args.repeat,
+                                     warm=not args.no_warmup, log=log)
+
+
 def run_floor(engines: Engines, workload: wl.Workload, label: str, sql: str, args,
               short: bool = False) -> dict:
     """The floor query ``sql`` (Spark only, rangejoin on, no join), timed like a query: as
@@ -590,6 +609,7 @@ def main(argv=None) -> int:
                     engines, workload, f"{workload.key} floor", workload.floor_sql(answers), args,
                     short=any(q["short"] for q in entry["queries"]))
                 results["workloads"].append(entry)
+            results["memory"] = broadcasts_held(spark, manifest, chosen, args)
         except BenchError as e:
             log(f"\nBENCHMARK ABORTED: {e}")
             status = 1
