@@ -13,9 +13,10 @@ RATIO_TARGETS = {
     "W1 inner": [("stock/rangejoin", ">=", 25), ("rangejoin/floor", "<=", 2)],
     "W2 EXISTS": [("rangejoin/floor", "<=", 1.5)],
     "W2 NOT EXISTS": [("rangejoin/floor", "<=", 1.5)],
-    "W2 SEMI+residual": [("rangejoin/floor", "<=", 1.5)],
+    "W2 SEMI+residual": [("rangejoin/floor", "<=", 2)],
     "W3 inner": [("rangejoin/floor", "<=", 3), ("rangejoin/DuckDB", "<=", 2)],
-    "W4 left outer": [("rangejoin/floor", "<=", 2), ("rangejoin/DuckDB", "<=", 2)],
+    "W4 left outer": [("rangejoin/floor", "<=", 2), ("rangejoin/DuckDB", "<=", 2), ("stock/rangejoin", ">=", 1.5)],
+    "W4 inner band": [("stock/rangejoin", ">=", 1.5)],
     # Keyed semi and anti joins, rewritten into Spark's own aggregate and join.
     "W11 keyed EXISTS": [("stock/rangejoin", ">=", 8)],
     "W11 keyed NOT EXISTS": [("stock/rangejoin", ">=", 8)],

@@ -369,10 +369,15 @@ def workloads() -> List[Workload]:
                 "UNION ALL SELECT id FROM b3 WHERE k % 2 = 0)"),
         ),
         Workload(
-            "W4", "output-heavy: LEFT JOIN, aggregated", ["s4", "b4"],
+            "W4", "output-heavy: LEFT JOIN and an inner band, aggregated", ["s4", "b4"],
             [Query("W4 left outer",
                    "SELECT count(*) AS n, count(b.id) AS matched, sum(b.id) AS bids "
-                   "FROM s4 s LEFT JOIN b4 b ON s.k > b.k", streamed="s4")],
+                   "FROM s4 s LEFT JOIN b4 b ON s.k > b.k", streamed="s4"),
+             # A band on the buffered key and that key shifted: intervals of one length, whose
+             # matches are one run of the sort order (docs/design.md).
+             Query("W4 inner band",
+                   "SELECT count(*) AS n, sum(s.id + b.id) AS ids "
+                   "FROM s4 s JOIN b4 b ON s.k >= b.k AND s.k < b.k + 500", streamed="s4")],
             floor_what="Spark producing as many rows as the join outputs, without a join, "
                        "aggregated the same way: `SELECT count(*), count(x), sum(x) FROM "
                        "(SELECT id % 100 AS x FROM range(<join output rows>))`",

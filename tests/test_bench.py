@@ -18,7 +18,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 QUERIES = ["W1 inner", "W2 EXISTS", "W2 NOT EXISTS", "W2 SEMI+residual", "W3 inner",
-           "W4 left outer", "W5 inner (Parquet)",
+           "W4 left outer", "W4 inner band", "W5 inner (Parquet)",
            "W6 BETWEEN small", "W6 BETWEEN large", "W7 overlap small", "W7 overlap large",
            "W8 LEFT small", "W8 LEFT large", "W9 timestamps small", "W9 timestamps large",
            "W10 keyed BETWEEN", "W10 keyed tiny groups",
