@@ -45,10 +45,11 @@ private[rangejoin] final class IntervalTree(private val b: Array[Long], segmentS
 
   /**
    * Whether a search can reach the tree: only when some segment is longer than the scan window,
-   * which otherwise covers every search (a search stays within one segment).
+   * which otherwise covers every search (a search stays within one segment). (Not ruled out by
+   * [[ascending]]: a finder then never starts a cursor, but the cursor stays usable.)
    */
   private val searchesTree: Boolean =
-    !ascending && IntervalTree.longestSegment(segmentBounds) > IntervalTree.ScanWindow
+    IntervalTree.longestSegment(segmentBounds) > IntervalTree.ScanWindow
 
   /** maxB(i): the largest b in node i's subtree; not built when no search reaches the tree. */
   private val maxB: Array[Long] =
