@@ -7,7 +7,7 @@ import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.apache.spark.sql.execution.metric.SQLMetric
 
 import rangejoin.expressions.CannotFail
-import rangejoin.execution.index.{RangeOp, SortedBuffer}
+import rangejoin.execution.index.RangeOp
 
 /**
  * The dynamic filter: once the buffered side is sorted, its extreme key bounds every streamed
@@ -37,24 +37,17 @@ private[rangejoin] object DynamicFilter {
    * None when no buffered row has a key, so nothing can match. `bufferedKey` is bound to
    * buffered rows.
    */
-  def bound(op: RangeOp, bufferedKey: Expression, buffer: SortedBuffer): Option[Literal] = {
-    val keyed = buffer.storedKeys.numElements()
-    if (keyed == 0) None
-    else {
-      val row = Extreme.deciding(op) match {
-        case Extreme.Max => buffer.row(keyed - 1)
-        case Extreme.Min => buffer.row(0)
-      }
-      Some(Literal(InternalRow.copyValue(bufferedKey.eval(row)), bufferedKey.dataType))
+  def bound(op: RangeOp, bufferedKey: Expression, buffer: BufferSummary): Option[Literal] =
+    buffer.extremeRow(Extreme.deciding(op)).map { row =>
+      Literal(InternalRow.copyValue(bufferedKey.eval(row)), bufferedKey.dataType)
     }
-  }
 
   /**
    * The filter for one run of the join ([[DynamicBound]]): `streamedKey op bound`, or for the
    * anti join's fast path its complement, which no scan can skip by; every row where the buffer
    * is unsorted (a buffered key raised an error: no bound is known).
    */
-  def of(dynamic: DynamicBound, bufferedKey: Expression, buffer: SortedBuffer): DynamicBound.Filter =
+  def of(dynamic: DynamicBound, bufferedKey: Expression, buffer: BufferSummary): DynamicBound.Filter =
     if (!buffer.isSorted) DynamicBound.KeepAll
     else {
       val extreme = bound(dynamic.op, bufferedKey, buffer)

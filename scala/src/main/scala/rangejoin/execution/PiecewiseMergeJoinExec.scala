@@ -112,14 +112,19 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
 
   protected override def doExecute(): RDD[InternalRow] = {
     val payload = buffered.executeBroadcast[SortedBuffer]()
-    setDynamicBound(payload.value)
+    val summary = bufferSummary
+    setDynamicBound(summary)
     // On the existence fast path the filter below is the whole answer, once it has a bound.
-    if (dynamicBound.isDefined && filterDecides.contains(true) && payload.value.isSorted) counted(streamed.execute())
-    else joined(payload, streamed.execute())
+    if (dynamicBound.isDefined && filterDecides.contains(true) && summary.isSorted) counted(streamed.execute())
+    else joined(payload, summary, streamed.execute())
   }
 
   // A dynamic filter in the streamed side's code is generated with its bound: set it first.
-  override protected def beforeProduce(): Unit = setDynamicBound(buffered.executeBroadcast[SortedBuffer]().value)
+  override protected def beforeProduce(): Unit = setDynamicBound(bufferSummary)
+
+  /** What the driver reads of the sorted broadcast, without its value ([[BufferSummary]]). */
+  private def bufferSummary: BufferSummary = sortedBroadcast.map(_.summary).getOrElse(
+    throw new IllegalStateException(s"$nodeName reads no sorted broadcast"))
 
   override protected def codegenTasks(ctx: CodegenContext): String =
     ctx.addReferenceObj("joinTasks", new BroadcastJoinTasks(joinSpec, buffered.executeBroadcast[SortedBuffer]())) +
@@ -129,12 +134,13 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
    * Gives the dynamic filter below its bound, the buffered side's extreme key, known once the
    * buffer is sorted: before the streamed side runs or has its code generated.
    */
-  private def setDynamicBound(buffer: SortedBuffer): Unit =
+  private def setDynamicBound(buffer: BufferSummary): Unit =
     dynamicBound.foreach(b => b.set(DynamicFilter.of(b, bufferedMode.key, buffer)))
 
   /** The join loop over each streamed partition, and the buffered rows' own output if any. */
   private def joined(
       payload: Broadcast[SortedBuffer],
+      summary: BufferSummary,
       streamedRows: RDD[InternalRow]): RDD[InternalRow] = {
     val spec = joinSpec
     val examined = longMetric("numCandidates")
@@ -151,7 +157,7 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
         spec.streamedPass(rows, payload.value, index, Some(marks), examined).foreach(_ => ())
         Iterator.single(marks)
       }.treeAggregate(new Matches)((a, b) => a.merge(b), (a, b) => a.merge(b))
-      Some(emitBuffered(spec, payload, matches))
+      Some(emitBuffered(spec, payload, summary.numRows, matches))
     } else None
 
     val parts = streamedOutput.toSeq ++ bufferedOutput
@@ -162,8 +168,8 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
   private def emitBuffered(
       spec: JoinSpec,
       payload: Broadcast[SortedBuffer],
+      numRows: Int,
       matches: Matches): RDD[InternalRow] = {
-    val numRows = payload.value.numRows
     val slices = math.max(1, math.min(sparkContext.defaultParallelism,
       (numRows + PiecewiseMergeJoinExec.RowsPerBufferedSlice - 1) / PiecewiseMergeJoinExec.RowsPerBufferedSlice))
     val bounds = (0 to slices).map(i => (numRows.toLong * i / slices).toInt)

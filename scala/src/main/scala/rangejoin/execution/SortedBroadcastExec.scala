@@ -64,6 +64,19 @@ private[rangejoin] case class SortedBroadcastExec(
   @transient private lazy val jobTag = s"rangejoin sorted broadcast (${UUID.randomUUID()})"
 
   /**
+   * What the driver reads of the broadcast ([[BufferSummary]]), set when it is built: the value
+   * itself is broadcast serialized only, as Spark's own broadcast exchange does, so the driver
+   * does not hold a deserialized copy of what every task reads.
+   */
+  @transient @volatile private var builtSummary: Option[BufferSummary] = None
+
+  /** The summary of this execution's broadcast, once built: waits for it as `executeBroadcast` does. */
+  def summary: BufferSummary = {
+    executeBroadcast[SortedBuffer]()
+    builtSummary.getOrElse(throw new IllegalStateException(s"$nodeName: broadcast built without its summary"))
+  }
+
+  /**
    * The broadcast, built once per execution of this plan (every task of the join reads it) on
    * Spark's broadcast threads, as BroadcastExchangeExec builds its own: started when the plan is
    * prepared, bounded by Spark's limits on a broadcast's rows and bytes, and cancelled after
@@ -154,7 +167,8 @@ private[rangejoin] case class SortedBroadcastExec(
   private def broadcast(payload: SortedBuffer, numRows: Long, bytes: Long, start: Long, sortStart: Long)
       : Broadcast[SortedBuffer] = {
     val sorted = System.nanoTime()
-    val broadcast = sparkContext.broadcast(payload)
+    builtSummary = Some(BufferSummary.of(payload))
+    val broadcast = SparkInternals.broadcastSerializedOnly(sparkContext, payload)
     longMetric("numRows") += numRows
     longMetric("dataSize") += bytes
     longMetric("collectTime") += NANOSECONDS.toMillis(sortStart - start)

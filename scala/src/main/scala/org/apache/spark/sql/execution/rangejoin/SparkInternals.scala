@@ -34,6 +34,13 @@ object SparkInternals {
   def broadcastTimeout(timeoutSeconds: Long, e: TimeoutException): Throwable =
     QueryExecutionErrors.executeBroadcastTimeoutError(timeoutSeconds, Some(e))
 
+  /**
+   * Broadcasts `value` keeping only its serialized pieces on the driver, as BroadcastExchangeExec
+   * does (`serializedOnly`): the driver then holds no deserialized copy of a large value.
+   */
+  def broadcastSerializedOnly[T: scala.reflect.ClassTag](sc: org.apache.spark.SparkContext, value: T)
+      : org.apache.spark.broadcast.Broadcast[T] = sc.broadcastInternal(value, serializedOnly = true)
+
   /** A Catalyst predicate as the data source filter a file format is given (None: none). */
   def toSourceFilter(predicate: Expression): Option[Filter] =
     DataSourceStrategy.translateFilter(predicate, supportNestedPredicatePushdown = true)
