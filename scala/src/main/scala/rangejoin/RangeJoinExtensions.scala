@@ -6,8 +6,8 @@ import org.apache.spark.SPARK_VERSION
 import org.apache.spark.sql.{SparkSession, SparkSessionExtensions, SparkSessionExtensionsProvider}
 import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
 
-import rangejoin.planning.{BinnedRangeJoin, KeyedExistence, RangeJoinHintNames, RangeJoinHints, RangeJoinStrategy}
-
+import rangejoin.bins.BinnedRangeJoin
+import rangejoin.planning.{KeyedExistence, RangeJoinHintNames, RangeJoinHints, RangeJoinStrategy}
 /**
  * rangejoin's entry point: `spark.sql.extensions=rangejoin.RangeJoinExtensions`. Spark also loads
  * it on its own whenever the jar is on the classpath (META-INF/services), so naming it in
@@ -24,14 +24,14 @@ class RangeJoinExtensions extends SparkSessionExtensionsProvider {
       // Keeps RANGE_JOIN(t)'s names from being resolved as columns, then resolves the hint
       // before Spark drops hints it does not know.
       extensions.injectHintResolutionRule(_ => RangeJoinHintNames)
-      extensions.injectResolutionRule(RangeJoinHints(_))
+      extensions.injectResolutionRule(_ => RangeJoinHints)
       // Rewrites band joins too large to broadcast into Spark's own equi-joins on bins.
-      extensions.injectOptimizerRule(BinnedRangeJoin(_))
+      extensions.injectOptimizerRule(_ => BinnedRangeJoin)
       // Reduces the subquery side of keyed semi, anti and existence joins with one inequality to
       // each key's extreme, for Spark's own aggregate and join (the fast path, with keys).
       extensions.injectOptimizerRule(_ => KeyedExistence)
       // Plans range joins as PiecewiseMergeJoinExec, ahead of Spark's JoinSelection.
-      extensions.injectPlannerStrategy(RangeJoinStrategy)
+      extensions.injectPlannerStrategy(_ => RangeJoinStrategy)
     }
   }
 }
@@ -64,7 +64,7 @@ object RangeJoinExtensions {
    */
   def isInstalled(session: SparkSession): Boolean = session match {
     case classic: ClassicSession =>
-      classic.sessionState.planner.extraPlanningStrategies.exists(_.isInstanceOf[RangeJoinStrategy])
+      classic.sessionState.planner.extraPlanningStrategies.contains(RangeJoinStrategy)
     case _ => false
   }
 }

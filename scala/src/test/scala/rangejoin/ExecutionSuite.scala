@@ -9,10 +9,9 @@ import org.apache.spark.sql.execution.exchange.BroadcastExchangeExec
 import org.apache.spark.sql.execution.joins.{BroadcastNestedLoopJoinExec, SortMergeJoinExec}
 import org.apache.spark.sql.internal.SQLConf
 
-import rangejoin.RangeJoinConf
-import rangejoin.execution.{PiecewiseMergeJoinExec, SortedBroadcastExec}
+import rangejoin.execution.PiecewiseMergeJoinExec
+import rangejoin.execution.broadcast.SortedBroadcastExec
 import rangejoin.planning.RangeJoinStrategy
-
 /**
  * What the generated differential cases cannot reach: adaptive re-planning, how the buffered side
  * is broadcast, a buffered side large enough to be emitted in several slices, and when errors
@@ -46,7 +45,7 @@ class ExecutionSuite extends QueryTest with RangeJoinSharedSession with Adaptive
     val stage = collect(df.queryExecution.executedPlan) { case s: BroadcastQueryStageExec => s }.head
     val join = df.queryExecution.optimizedPlan.collectFirst { case j: Join => j }.get
     val replanned = join.copy(right = LogicalQueryStage(join.right, stage))
-    (replanned, RangeJoinStrategy(spark)(replanned))
+    (replanned, RangeJoinStrategy(replanned))
   }
 
   test("adaptive re-planning leaves a join over Spark's materialized broadcast to Spark") {
@@ -68,7 +67,7 @@ class ExecutionSuite extends QueryTest with RangeJoinSharedSession with Adaptive
       checkAnswer(df, stockAnswer(query))
       assert(operators(df).map(_.getClass) == Seq(classOf[PiecewiseMergeJoinExec]), df.queryExecution)
       val stockStage = withSQLConf(RangeJoinConf.Enabled -> "false")(replanOverBroadcastStage(query)._1)
-      assert(RangeJoinStrategy(spark)(stockStage) == Nil)
+      assert(RangeJoinStrategy(stockStage) == Nil)
     }
   }
 

@@ -8,7 +8,6 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import rangejoin.execution.PiecewiseMergeJoinExec
 import rangejoin.planning.RangeJoinStrategy
-
 /**
  * A session built the way users build one, with rangejoin named twice in spark.sql.extensions
  * (and found a third time through META-INF/services, as the jar is on the classpath): the
@@ -44,7 +43,7 @@ class RangeJoinExtensionTwiceSuite extends AnyFunSuite with BeforeAndAfterAll wi
   }
 
   private def strategiesIn(s: SparkSession): Int =
-    s.sessionState.planner.extraPlanningStrategies.count(_.isInstanceOf[RangeJoinStrategy])
+    s.sessionState.planner.extraPlanningStrategies.count(_ eq RangeJoinStrategy)
 
   test("the strategy is registered once, in the session and in its new sessions") {
     assert(strategiesIn(session) == 1)

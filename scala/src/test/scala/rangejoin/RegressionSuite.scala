@@ -10,8 +10,7 @@ import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.execution.{JoinHarness, PiecewiseMergeJoinExec}
-import rangejoin.execution.index.RangeOp
-
+import rangejoin.condition.RangeOp
 /**
  * Bugs found and fixed, each kept as the minimal reproduction that found it. Each SQL
  * reproduction compares rangejoin with stock Spark (spark.rangejoin.enabled=false).

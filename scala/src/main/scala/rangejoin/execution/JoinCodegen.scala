@@ -9,8 +9,8 @@ import org.apache.spark.sql.execution.{CodegenSupport, SparkPlan}
 import org.apache.spark.sql.types.BooleanType
 
 import rangejoin.execution.driver.{CodegenJoinTask, JoinSemantics, JoinSpec, RowEmit}
+import rangejoin.execution.filter.DynamicFilter
 import rangejoin.execution.index.BufferedColumns
-
 /**
  * Whole-stage code generation for [[PiecewiseMergeJoinExec]], where only streamed rows and pairs
  * are output: the join's loop is generated inside the streamed side's loop and fused with the
@@ -41,13 +41,22 @@ private[execution] trait JoinCodegen extends CodegenSupport {
   protected def left: SparkPlan
   protected def right: SparkPlan
 
-  override def inputRDDs(): Seq[RDD[InternalRow]] = streamed.asInstanceOf[CodegenSupport].inputRDDs()
+  override def inputRDDs(): Seq[RDD[InternalRow]] = streamedSource.asInstanceOf[CodegenSupport].inputRDDs()
+
+  /**
+   * The plan the streamed rows come from: the streamed child, or a copy of it whose file scan
+   * takes the dynamic filter's bound too (its code is the child's: only the input differs).
+   */
+  protected def streamedSource: SparkPlan = streamed
+
+  /** The dynamic filter's predicate over the streamed rows, tested before the join's code. */
+  protected def streamedFilter: Option[Expression] = None
+
+  /** Whether the filter is the whole join (the existence fast path): the rows it keeps are output. */
+  protected def joinedByFilter: Boolean = false
 
   override def needCopyResult: Boolean =
     semantics.emitsPairs || streamed.asInstanceOf[CodegenSupport].needCopyResult
-
-  /** Runs before the streamed side's code is generated: see PiecewiseMergeJoinExec's dynamic bound. */
-  protected def beforeProduce(): Unit = ()
 
   /**
    * Each task's [[CodegenJoinTasks]], and the Java expression that creates its task in the
@@ -55,12 +64,22 @@ private[execution] trait JoinCodegen extends CodegenSupport {
    */
   protected def codegenTasks(ctx: CodegenContext): String
 
-  override protected def doProduce(ctx: CodegenContext): String = {
-    beforeProduce()
+  override protected def doProduce(ctx: CodegenContext): String =
     streamed.asInstanceOf[CodegenSupport].produce(ctx, this)
-  }
 
-  override def doConsume(ctx: CodegenContext, input: Seq[ExprCode], row: ExprCode): String = {
+  override def doConsume(ctx: CodegenContext, input: Seq[ExprCode], row: ExprCode): String =
+    streamedFilter match {
+      case None => joinCode(ctx, input)
+      case Some(predicate) =>
+        // The filter's columns first, so that a row it drops computes no others.
+        val evaluated = evaluateRequiredVariables(streamed.output, input, predicate.references)
+        val body = if (joinedByFilter) consume(ctx, input) else joinCode(ctx, input)
+        DynamicFilter.genCode(ctx, predicate, streamed.output, input, evaluated,
+          metricTerm(ctx, "numStreamedRowsSkipped"), body)
+    }
+
+  /** The join's code for one streamed row. */
+  private def joinCode(ctx: CodegenContext, input: Seq[ExprCode]): String = {
     val task = taskTerm(ctx)
     declareBufferedTerms(ctx, task)
     // Every streamed column is computed before the join, as the interpreted join's input rows are;
@@ -173,8 +192,7 @@ private[execution] trait JoinCodegen extends CodegenSupport {
    * none, padded. A parent's code is generated once: an inner join's is in the candidate loop;
    * an outer join's is in a method of the generated class ([[emitFunction]]) called from the loop
    * and once more, after it, for the padding. So the loop, where an output-heavy join spends its
-   * time, carries no padding (W4: 0.78 s with the padding in the loop, 0.56 s without;
-   * docs/design.md).
+   * time, carries no padding (docs/design.md measures the difference on W4).
    *
    * Where every search finds a run (IndexSpec.findsRuns), the loop is a counted one over the
    * run's positions, as Spark's BroadcastNestedLoopJoin walks its array; otherwise it walks the
@@ -450,7 +468,7 @@ private[execution] object JoinCodegen {
    * streamed row (the buffered side outputs nothing on its own), no extreme buffered row decides
    * every row (the fast path: its filter is the answer), and a first passing pair that decides a
    * row is never preceded by a residual that raises (the interpreted driver would replay the
-   * candidates in Spark's order). A dynamic filter is a node of its own below, generated too.
+   * candidates in Spark's order). A dynamic filter is generated in the join's own code.
    */
   def supports(
       semantics: JoinSemantics,

@@ -4,19 +4,22 @@ import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Expression, SortOrder}
+import org.apache.spark.sql.catalyst.expressions.codegen.CodegenContext
 import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight, BuildSide}
 import org.apache.spark.sql.catalyst.plans._
-import org.apache.spark.sql.catalyst.expressions.codegen.CodegenContext
 import org.apache.spark.sql.catalyst.plans.physical._
 import org.apache.spark.sql.execution.{ExplainUtils, SparkPlan}
+import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
-import rangejoin.expressions.CannotFail
-import rangejoin.execution.index.{RangeBounds, SortedBuffer, SortedRuns}
+import rangejoin.condition.{CannotFail, Extreme, RangeCondition}
+import rangejoin.execution.broadcast.{BufferSummary, SortedBroadcastExec, SortedBroadcastMode}
 import rangejoin.execution.driver.{BroadcastJoinTasks, JoinSpec, Matches, RowEmit}
+import rangejoin.execution.filter.DynamicFilter
+import rangejoin.execution.index.{SortedBuffer, SortedPartitions}
 
 /**
  * A join whose condition holds an inequality between the two sides (or two, bounding the buffered
- * side from below and above: a band) and any residual conjuncts ([[RangeBounds]]). It replaces
+ * side from below and above: a band) and any residual conjuncts ([[RangeCondition]]). It replaces
  * BroadcastNestedLoopJoin's O(N x M) comparisons with a sort of the buffered (broadcast) side,
  * once per broadcast, and a search per streamed row in the index the bounds call for
  * ([[IndexSpec]]: a sorted run, a band's run, or an interval index). With one bound:
@@ -28,7 +31,7 @@ import rangejoin.execution.driver.{BroadcastJoinTasks, JoinSpec, Matches, RowEmi
  *     residual on each candidate     ->  pairs; s's own output (outer, semi, anti, existence)
  * }}}
  * The buffered side is collected, sorted and broadcast by the [[SortedBroadcastExec]] below the
- * join (see `withSortedBroadcast`).
+ * join (see `planned`), and its extreme key filters the streamed side ([[DynamicFilter]]).
  * Streamed partitions are joined where they are, with no shuffle, each by one lazy
  * [[StreamedJoinIterator]]. Where the buffered side's rows are output on their own (the preserved
  * side of an outer join; semi, anti and existence joins that buffer the left side), a first job
@@ -43,30 +46,33 @@ import rangejoin.execution.driver.{BroadcastJoinTasks, JoinSpec, Matches, RowEmi
  * @param condition the whole join condition: what the join means, whatever the strategy
  * @param bufferedExtreme for a semi, anti or existence join with no residual, the one buffered
  *                  row that decides every streamed row ([[Extreme]]); None buffers every row
- * @param dynamicBound the bound of the dynamic filter planned on the streamed side
- *                  ([[DynamicFilterExec]], `withDynamicFilter`), which this join sets once its
- *                  broadcast is sorted; the planner allows it only for a streamed key that cannot
- *                  fail
+ * @param dynamicFilter the filter of the streamed rows by the buffered side's extreme key,
+ *                  resolved once the broadcast is built ([[DynamicFilter]]); the planner allows it
+ *                  only for a streamed key that cannot fail
  */
 private[rangejoin] case class PiecewiseMergeJoinExec(
-    range: RangeBounds,
+    range: RangeCondition,
     condition: Expression,
     joinType: JoinType,
     buildSide: BuildSide,
     left: SparkPlan,
     right: SparkPlan,
     bufferedExtreme: Option[Extreme] = None,
-    dynamicBound: Option[DynamicBound] = None) extends PiecewiseMergeJoinLike with JoinCodegen {
+    dynamicFilter: Option[DynamicFilter.Spec] = None) extends PiecewiseMergeJoinLike with JoinCodegen {
 
   /**
    * Whether the join runs in generated code ([[JoinCodegen]]); where it does not, the stage ends
-   * below it and the interpreted driver runs it.
+   * below it and the interpreted driver runs it. On the existence fast path with its filter, the
+   * filter is the join, and is generated.
    */
-  override def supportCodegen: Boolean = JoinCodegen.supports(
+  override def supportCodegen: Boolean = decidedByFilter || JoinCodegen.supports(
     semantics,
     residualCannotFail = range.residual.forall(CannotFail(_)),
     bufferedExtreme = bufferedExtreme.isDefined,
     streamedOutput = streamed.output)
+
+  override lazy val metrics: Map[String, SQLMetric] = baseMetrics ++ (if (dynamicFilter.isEmpty) Map.empty else Map(
+    "numStreamedRowsSkipped" -> SQLMetrics.createMetric(sparkContext, "streamed rows skipped by the dynamic filter")))
 
   /**
    * The dynamic filter's part in this join, from the join type alone. Where a streamed row with
@@ -95,7 +101,9 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
   // in partitions of their own, how many known only at run time: 0 is Spark's "unknown" (a count
   // of 1 would claim a single partition, and a global aggregate above would skip its exchange).
   override protected def describedPlacement: String =
-    ExplainUtils.generateFieldString("Dynamic filter", dynamicBound.isDefined.toString) + "\n"
+    ExplainUtils.generateFieldString("Dynamic filter", dynamicFilter.map(_.toString).getOrElse("none")) + "\n"
+
+  override protected def describedFilter: String = dynamicFilter.map(f => s", dynamic filter: $f").getOrElse("")
 
   override def outputPartitioning: Partitioning =
     if (semantics.needsBufferedMatches) UnknownPartitioning(0)
@@ -110,17 +118,48 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
   override def outputOrdering: Seq[SortOrder] =
     if (semantics.needsBufferedMatches) Nil else streamed.outputOrdering
 
+  /**
+   * Where the existence fast path's filter is the whole answer: a semi join keeps the streamed
+   * rows it passes, an anti join those it rejects. Its buffer is always sorted: the fast path
+   * takes only keys that cannot fail.
+   */
+  private def decidedByFilter: Boolean = dynamicFilter.isDefined && filterDecides.contains(true)
+
   protected override def doExecute(): RDD[InternalRow] = {
     val payload = buffered.executeBroadcast[SortedBuffer]()
     val summary = bufferSummary
-    setDynamicBound(summary)
-    // On the existence fast path the filter below is the whole answer, once it has a bound.
-    if (dynamicBound.isDefined && filterDecides.contains(true) && summary.isSorted) counted(streamed.execute())
-    else joined(payload, summary, streamed.execute())
+    val streamedRows = dynamicFilter match {
+      case None => streamed.execute()
+      case Some(spec) => DynamicFilter.filtered(streamed, runFilter, spec.streamedKey, longMetric("numStreamedRowsSkipped"))
+    }
+    if (decidedByFilter && summary.isSorted) counted(streamedRows)
+    else joined(payload, summary, streamedRows)
   }
 
-  // A dynamic filter in the streamed side's code is generated with its bound: set it first.
-  override protected def beforeProduce(): Unit = setDynamicBound(bufferSummary)
+  /**
+   * This run's dynamic filter, from the buffered side's extreme key: known once the broadcast is
+   * built, before the streamed side runs or its code is generated (which, as for Spark's
+   * BroadcastHashJoin, waits for the broadcast).
+   */
+  @transient private lazy val runFilter: DynamicFilter.Resolved = dynamicFilter match {
+    case None => DynamicFilter.KeepAll
+    case Some(spec) =>
+      val summary = bufferSummary
+      DynamicFilter.resolve(spec, summary.isSorted, summary.extremeKey(spec.op.deciding, bufferedMode.key))
+  }
+
+  override protected def streamedSource: SparkPlan =
+    dynamicFilter.fold(streamed)(spec => DynamicFilter.source(streamed, runFilter, spec.streamedKey))
+
+  override protected def streamedFilter: Option[Expression] = dynamicFilter.flatMap { _ =>
+    val predicate = runFilter.predicate
+    if (decidedByFilter && predicate.isEmpty) {
+      throw new IllegalStateException(s"$nodeName: the existence fast path's buffer is not sorted")
+    }
+    predicate
+  }
+
+  override protected def joinedByFilter: Boolean = decidedByFilter
 
   /** What the driver reads of the sorted broadcast, without its value ([[BufferSummary]]). */
   private def bufferSummary: BufferSummary = sortedBroadcast.map(_.summary).getOrElse(
@@ -129,13 +168,6 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
   override protected def codegenTasks(ctx: CodegenContext): String =
     ctx.addReferenceObj("joinTasks", new BroadcastJoinTasks(joinSpec, buffered.executeBroadcast[SortedBuffer]())) +
       ".create()"
-
-  /**
-   * Gives the dynamic filter below its bound, the buffered side's extreme key, known once the
-   * buffer is sorted: before the streamed side runs or has its code generated.
-   */
-  private def setDynamicBound(buffer: BufferSummary): Unit =
-    dynamicBound.foreach(b => b.set(DynamicFilter.of(b, bufferedMode.key, buffer)))
 
   /** The join loop over each streamed partition, and the buffered rows' own output if any. */
   private def joined(
@@ -179,38 +211,41 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
   }
 
   /**
-   * This join with a dynamic filter ([[DynamicFilterExec]]) planned on its streamed side, where its
-   * join type lets one drop streamed rows; itself where not. Never with equality keys (the buffer
-   * is sorted within each key, so its ends are no extreme), nor with a streamed key that may fail:
-   * the filter evaluates it on rows Spark might never pair.
+   * This join as the planner finishes it: with its dynamic filter where `withFilter` and its join
+   * type and keys allow one, and its buffered side under the [[SortedBroadcastExec]] that sorts
+   * and broadcasts it (an exchange would not do under adaptive execution; see there), built only
+   * when the side switch asks for it if `onDemand`.
    */
-  def withDynamicFilter: PiecewiseMergeJoinExec = filterDecides match {
-    case Some(_) if !range.isKeyed && CannotFail(sortBound.streamedKey) =>
-      val bound = new DynamicBound(sortBound.op, sortBound.streamedKey,
-        keepRejected = semantics.streamed == RowEmit.IfUnmatched)
-      val filtered = DynamicFilterExec(bound, streamed)
-      val joined = if (streamedIsLeft) copy(left = filtered) else copy(right = filtered)
-      joined.copy(dynamicBound = Some(bound))
-    case _ => this
+  def planned(withFilter: Boolean, onDemand: Boolean = false): PiecewiseMergeJoinExec = {
+    val filtered = filterDecides match {
+      // Not with equality keys (the buffer is sorted within each key, so its ends are no
+      // extreme), nor with a streamed key that may fail: the filter evaluates it on rows Spark
+      // might never pair.
+      case Some(_) if withFilter && !range.isKeyed && CannotFail(sortPredicate.streamedKey) =>
+        copy(dynamicFilter = Some(DynamicFilter.Spec(sortPredicate.op, sortPredicate.streamedKey,
+          keepRejected = semantics.streamed == RowEmit.IfUnmatched)))
+      case _ => this
+    }
+    val sorted = SortedBroadcastExec(
+      index.sortKey, index.secondKey, buffered, bufferedExtreme, index.groupKeys, onDemand)
+    if (streamedIsLeft) filtered.copy(right = sorted) else filtered.copy(left = sorted)
   }
 
   /**
-   * This join with its buffered side under the [[SortedBroadcastExec]] that sorts and broadcasts
-   * it, as the planner builds it (an exchange would not do under adaptive execution; see there).
+   * Builds this join's broadcast now from the buffered rows `keep` passes (over `keepKey`), if
+   * at most `maxRows` do, and says whether it did: the side switch's choice.
    */
-  def withSortedBroadcast(onDemand: Boolean = false): PiecewiseMergeJoinExec = {
-    val sorted = SortedBroadcastExec(
-      index.sortKey, index.secondKey, buffered, bufferedExtreme, index.groupKeys, onDemand)
-    if (streamedIsLeft) copy(right = sorted) else copy(left = sorted)
-  }
+  def bufferIfAtMost(maxRows: Long, keep: DynamicFilter.Resolved, keepKey: Expression): Boolean =
+    sortedBroadcast.getOrElse(throw new IllegalStateException(s"$nodeName has no sorted broadcast"))
+      .buildIfAtMost(maxRows, keep, keepKey)
 
   /** The sorted broadcast this join reads, as planned or executed (under an input adapter). */
   private[rangejoin] def sortedBroadcast: Option[SortedBroadcastExec] =
     buffered.collectFirst { case s: SortedBroadcastExec => s }
 
-  /** Whether its sorted broadcast is built where the rows are ([[SortedRuns]]). */
-  private[rangejoin] def sortsInRuns: Boolean =
-    bufferedExtreme.isEmpty && SortedRuns.supports(index.sortKey, index.groupKeys)
+  /** Whether its sorted broadcast is built where the rows are ([[SortedPartitions]]). */
+  def sortsPartitions: Boolean =
+    bufferedExtreme.isEmpty && SortedPartitions.supports(index.sortKey, index.groupKeys)
 
   override protected def withNewChildrenInternal(
       newLeft: SparkPlan, newRight: SparkPlan): PiecewiseMergeJoinExec =

@@ -9,8 +9,7 @@ import org.apache.spark.sql.execution.{BinaryExecNode, ExplainUtils, SparkPlan}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 import rangejoin.execution.driver.{JoinSemantics, JoinSpec}
-import rangejoin.execution.index.{Bound, IndexSpec, RangeBounds}
-
+import rangejoin.condition.{IndexSpec, OrientedPredicate, RangeCondition}
 /**
  * What the two placements of a piecewise merge join share: the buffered side broadcast
  * ([[PiecewiseMergeJoinExec]]) or shuffled with the streamed side by the equality keys
@@ -19,7 +18,7 @@ import rangejoin.execution.index.{Bound, IndexSpec, RangeBounds}
  */
 private[rangejoin] trait PiecewiseMergeJoinLike extends BinaryExecNode {
 
-  def range: RangeBounds
+  def range: RangeCondition
   def condition: Expression
   def joinType: JoinType
   def buildSide: BuildSide
@@ -32,9 +31,12 @@ private[rangejoin] trait PiecewiseMergeJoinLike extends BinaryExecNode {
   protected def buffered: SparkPlan = if (streamedIsLeft) right else left
   protected def residual: Option[Expression] = range.residual
 
-  override lazy val metrics: Map[String, SQLMetric] = Map(
+  /** The metrics every placement has; a placement adds its own. */
+  protected def baseMetrics: Map[String, SQLMetric] = Map(
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
     "numCandidates" -> SQLMetrics.createMetric(sparkContext, "candidate pairs examined"))
+
+  override lazy val metrics: Map[String, SQLMetric] = baseMetrics
 
   override def output: Seq[Attribute] = joinType match {
     case _: InnerLike => left.output ++ right.output
@@ -49,11 +51,11 @@ private[rangejoin] trait PiecewiseMergeJoinLike extends BinaryExecNode {
   /** The index over the buffered side, from the bounds as this join runs them. */
   @transient protected lazy val index: IndexSpec = IndexSpec.of(range, streamedIsLeft)
 
-  protected def sortBound: Bound = index.sortBound
+  protected def sortPredicate: OrientedPredicate = index.sortPredicate
 
   override def simpleString(maxFields: Int): String =
     s"$nodeName $joinType, $buildSide, ${index.name} ($range)" +
-      range.residual.map(r => s", residual: $r").getOrElse("")
+      range.residual.map(r => s", residual: $r").getOrElse("") + describedFilter
 
   override def verboseStringWithOperatorId(): String =
     s"""|$formattedNodeName
@@ -66,6 +68,9 @@ private[rangejoin] trait PiecewiseMergeJoinLike extends BinaryExecNode {
 
   /** EXPLAIN FORMATTED's lines on where the buffer comes from, one field each. */
   protected def describedPlacement: String
+
+  /** EXPLAIN's words on the join's dynamic filter, if it has one. */
+  protected def describedFilter: String = ""
 
   protected def joinSpec: JoinSpec = JoinSpec(
     semantics,

@@ -14,9 +14,10 @@ import org.apache.spark.sql.execution.{CodegenSupport, ExplainUtils, InputAdapte
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 import rangejoin.execution.driver.{Matches, ShuffledJoinTasks, TaskBuffers}
-import rangejoin.execution.index.{RangeBounds, SortedBuffer}
-import rangejoin.expressions.CannotFail
-
+import rangejoin.condition.RangeCondition
+import rangejoin.execution.index.SortedBuffer
+import rangejoin.condition.CannotFail
+import rangejoin.execution.broadcast.SortedBroadcastMode
 /**
  * A range join with equality keys whose sides are both too large to broadcast: Spark shuffles
  * both by the equality keys, and each task builds the per-key index ([[SortedBuffer]] grouped by
@@ -41,7 +42,7 @@ import rangejoin.expressions.CannotFail
  * join's is ([[JoinCodegen]]), where that join's would be.
  */
 private[rangejoin] case class ShuffledPiecewiseMergeJoinExec(
-    range: RangeBounds,
+    range: RangeCondition,
     condition: Expression,
     joinType: JoinType,
     buildSide: BuildSide,
@@ -50,9 +51,7 @@ private[rangejoin] case class ShuffledPiecewiseMergeJoinExec(
 
   require(range.isKeyed, s"$nodeName needs equality keys to shuffle by")
 
-  override lazy val metrics: Map[String, SQLMetric] = Map(
-    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
-    "numCandidates" -> SQLMetrics.createMetric(sparkContext, "candidate pairs examined"),
+  override lazy val metrics: Map[String, SQLMetric] = baseMetrics ++ Map(
     "buildTime" -> SQLMetrics.createTimingMetric(sparkContext, "time to sort the buffered partitions"),
     "bufferedRows" -> SQLMetrics.createMetric(sparkContext, "buffered rows"))
 

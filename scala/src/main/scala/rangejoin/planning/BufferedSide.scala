@@ -8,7 +8,6 @@ import org.apache.spark.sql.execution.adaptive.LogicalQueryStage
 import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
-
 /**
  * Which side of a join rangejoin buffers (sorts and broadcasts), if any: shared by the strategy,
  * which buffers it, and the binned rewrite, which takes only joins with no such side.

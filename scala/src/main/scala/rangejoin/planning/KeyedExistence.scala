@@ -5,13 +5,10 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.{Max, Min}
 import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, LeftAnti, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, DomainJoin, Join, LogicalPlan}
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.catalyst.util.UnsafeRowUtils
 import org.apache.spark.sql.internal.SQLConf
-import org.apache.spark.sql.types._
 
 import rangejoin.RangeJoinConf
-import rangejoin.expressions.CannotFail
-
+import rangejoin.condition.{CannotFail, Evaluable, Extreme, KeyTypes, RangeOp}
 /**
  * Semi, anti and existence joins with equality keys and one inequality: each key's extreme
  * decides, as the existence fast path does without keys. The subquery side is reduced, per key,
@@ -107,18 +104,18 @@ private[rangejoin] object KeyedExistence extends Rule[LogicalPlan] with Predicat
     }
   }
 
-  /** One conjunct, with the position of its right-side (subquery-side) operand. */
-  private case class Comparison(conjunct: BinaryComparison, rightFirst: Boolean) {
+  /**
+   * One conjunct, an equality (`op` None) or an inequality, with its operands by side and their
+   * order: `rightFirst` when the right side's (subquery side's) operand is written first.
+   */
+  private case class Comparison(conjunct: BinaryComparison, op: Option[RangeOp], rightFirst: Boolean) {
     def rightOperand: Expression = if (rightFirst) conjunct.left else conjunct.right
     def leftOperand: Expression = if (rightFirst) conjunct.right else conjunct.left
     def withRight(e: Expression): Expression =
       if (rightFirst) conjunct.withNewChildren(Seq(e, conjunct.right))
       else conjunct.withNewChildren(Seq(conjunct.left, e))
-    /** Whether the right side's operand must be above the left's for the conjunct to hold. */
-    def rightAbove: Boolean = conjunct match {
-      case _: LessThan | _: LessThanOrEqual => !rightFirst
-      case _ => rightFirst
-    }
+    /** The inequality read as `left op right`, whichever operand is written first. */
+    def leftOpRight: Option[RangeOp] = op.map(o => if (rightFirst) o.flip else o)
   }
 
   /**
@@ -134,19 +131,16 @@ private[rangejoin] object KeyedExistence extends Rule[LogicalPlan] with Predicat
       inValues: Seq[Expression] = Nil,
       notIn: Boolean = false): Option[(LogicalPlan, Seq[Expression])] = {
     if (right.exists(made) || right.exists(_.isInstanceOf[DomainJoin])) return None
-    if (AttributeSet(inColumns).size != inColumns.size || !inColumns.forall(a => groupable(a.dataType))) {
+    if (AttributeSet(inColumns).size != inColumns.size || !inColumns.forall(a => KeyTypes.groupable(a.dataType))) {
       return None
     }
     val compared = conjuncts.map(comparison(_, leftOutput, right.outputSet))
     if (compared.exists(_.isEmpty)) return None
-    val (equalities, ranges) = compared.flatten.partition(_.conjunct match {
-      case _: EqualTo | _: EqualNullSafe => true
-      case _ => false
-    })
+    val (equalities, ranges) = compared.flatten.partition(_.op.isEmpty)
     ranges match {
       case Seq(range) if (equalities.nonEmpty || inColumns.nonEmpty) &&
-          equalities.forall(e => groupable(e.rightOperand.dataType) && CannotFail(e.leftOperand)) &&
-          ordered(range.rightOperand.dataType) &&
+          equalities.forall(e => KeyTypes.groupable(e.rightOperand.dataType) && CannotFail(e.leftOperand)) &&
+          KeyTypes.groupable(range.rightOperand.dataType) &&
           compared.flatten.forall(c => CannotFail(c.rightOperand)) &&
           // One row per key on the subquery side: nothing to reduce.
           !BufferedSide.oneRowPerKey(right, inColumns ++ equalities.map(_.rightOperand)) &&
@@ -158,9 +152,10 @@ private[rangejoin] object KeyedExistence extends Rule[LogicalPlan] with Predicat
           case a: Attribute => a
           case e => Alias(e, KeyName)()
         }
-        val extreme =
-          if (range.rightAbove) Alias(Max(range.rightOperand).toAggregateExpression(), MaxName)()
-          else Alias(Min(range.rightOperand).toAggregateExpression(), MinName)()
+        val extreme = range.leftOpRight.get.deciding match {
+          case Extreme.Max => Alias(Max(range.rightOperand).toAggregateExpression(), MaxName)()
+          case Extreme.Min => Alias(Min(range.rightOperand).toAggregateExpression(), MinName)()
+        }
         val aggregate = Aggregate(keys, keyColumns :+ extreme, right)
         def column(k: Expression) = keyColumns(keys.indexWhere(_.semanticEquals(k))).toAttribute
         val rewritten = compared.flatten.map { c =>
@@ -194,36 +189,26 @@ private[rangejoin] object KeyedExistence extends Rule[LogicalPlan] with Predicat
     val keys = compared.flatMap(c => Seq(c.leftOperand, c.rightOperand)) ++ inValues ++ inColumns
     (!notIn || (inValues ++ inColumns).forall(!_.nullable)) &&
       RangeJoinConf.equalityKeys(conf) && BufferedSide.fits(right, conf) &&
-      keys.forall(k => CannotFail(k) && UnsafeRowUtils.isBinaryStable(k.dataType))
+      PerKeyIndex.keysQualify(keys).isRight
   }
 
   /** A comparison between an expression of each side that the rewrite can carry, or None. */
   private def comparison(conjunct: Expression, left: AttributeSet, right: AttributeSet): Option[Comparison] = {
     def over(e: Expression, side: AttributeSet) =
-      e.references.nonEmpty && e.references.subsetOf(side) && e.deterministic &&
-        !SubqueryExpression.hasSubquery(e) &&
-        !e.exists(x => x.isInstanceOf[Unevaluable] && !x.isInstanceOf[Attribute])
-    conjunct match {
-      case c @ (_: EqualTo | _: EqualNullSafe | _: LessThan | _: LessThanOrEqual | _: GreaterThan |
-                _: GreaterThanOrEqual) =>
-        val b = c.asInstanceOf[BinaryComparison]
-        if (b.left.dataType != b.right.dataType) None
-        else if (over(b.left, left) && over(b.right, right)) Some(Comparison(b, rightFirst = false))
-        else if (over(b.left, right) && over(b.right, left)) Some(Comparison(b, rightFirst = true))
-        else None
+      e.references.nonEmpty && e.references.subsetOf(side) && Evaluable(e)
+    val op = conjunct match {
+      case _: EqualTo | _: EqualNullSafe => Some(None)
+      case RangeOp(_, o, _) => Some(Some(o))
       case _ => None
     }
+    op.flatMap { o =>
+      val b = conjunct.asInstanceOf[BinaryComparison]
+      if (b.left.dataType != b.right.dataType) None
+      else if (over(b.left, left) && over(b.right, right)) Some(Comparison(b, o, rightFirst = false))
+      else if (over(b.left, right) && over(b.right, left)) Some(Comparison(b, o, rightFirst = true))
+      else None
+    }
   }
-
-  /** Types whose grouping agrees with `=` and `<=>`. */
-  private def groupable(t: DataType): Boolean = t match {
-    case _: NumericType | _: StringType | BooleanType | DateType | TimestampType |
-         TimestampNTZType | BinaryType => true
-    case _ => false
-  }
-
-  /** Types whose max and min agree with `<`, `<=`, `>`, `>=`. */
-  private def ordered(t: DataType): Boolean = groupable(t)
 
   private def made(plan: LogicalPlan): Boolean = plan match {
     case Aggregate(_, columns, _, _) =>

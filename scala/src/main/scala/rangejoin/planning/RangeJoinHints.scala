@@ -2,7 +2,7 @@ package rangejoin.planning
 
 import scala.collection.mutable
 
-import org.apache.spark.sql.{AnalysisException, SparkSession}
+import org.apache.spark.sql.AnalysisException
 import org.apache.spark.sql.catalyst.analysis.{ResolveHints, UnresolvedAttribute}
 import org.apache.spark.sql.catalyst.expressions.{Expression, Literal, StringLiteral}
 import org.apache.spark.sql.types.NumericType
@@ -19,7 +19,7 @@ import org.apache.spark.sql.catalyst.rules.Rule
  * alone; Spark drops the hints still unresolved only after resolution. This rule runs in between,
  * when the hinted relations are resolved `SubqueryAlias`es.
  */
-private[rangejoin] case class RangeJoinHints(session: SparkSession) extends Rule[LogicalPlan] {
+private[rangejoin] object RangeJoinHints extends Rule[LogicalPlan] {
 
   private def hintInfo = HintInfo(strategy = Some(RangeJoinHint.INSTANCE))
 
@@ -66,29 +66,7 @@ private[rangejoin] case class RangeJoinHints(session: SparkSession) extends Rule
       case _ => plan.mapChildren(mark(_, named, found, hintInfo))
     }
   }
-}
 
-/**
- * Keeps a `RANGE_JOIN` hint's parameters relation names. Injected with Spark's own hint rules, it
- * runs before any reference is resolved and turns each name into a string literal, which
- * [[RangeJoinHints]] reads the same way. Left an attribute, a name that is also a column of the
- * hinted relation (`/*+ RANGE_JOIN(b) */` over `big b`, whose column is `b`) would be resolved to
- * that column before [[RangeJoinHints]] reads it.
- */
-private[rangejoin] object RangeJoinHintNames extends Rule[LogicalPlan] {
-
-  override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
-    case hint @ UnresolvedHint(name, parameters, _)
-        if name.equalsIgnoreCase(RangeJoinHint.NAME) &&
-          parameters.exists(_.isInstanceOf[UnresolvedAttribute]) =>
-      hint.copy(parameters = parameters.map {
-        case attribute: UnresolvedAttribute => Literal(attribute.name) // quoted where needed
-        case other => other
-      })
-  }
-}
-
-private[rangejoin] object RangeJoinHints {
 
   /** The RANGE_JOIN hint on one side of a join, if any. */
   def of(side: Option[HintInfo]): Option[HintInfo] =
@@ -120,5 +98,25 @@ private[rangejoin] object RangeJoinHints {
       if (size.isNaN || size.isInfinite || size <= 0) throw bad("not a positive finite number")
       (parameters.init, Some(size))
     case _ => (parameters, None)
+  }
+}
+
+/**
+ * Keeps a `RANGE_JOIN` hint's parameters relation names. Injected with Spark's own hint rules, it
+ * runs before any reference is resolved and turns each name into a string literal, which
+ * [[RangeJoinHints]] reads the same way. Left an attribute, a name that is also a column of the
+ * hinted relation (`/*+ RANGE_JOIN(b) */` over `big b`, whose column is `b`) would be resolved to
+ * that column before [[RangeJoinHints]] reads it.
+ */
+private[rangejoin] object RangeJoinHintNames extends Rule[LogicalPlan] {
+
+  override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
+    case hint @ UnresolvedHint(name, parameters, _)
+        if name.equalsIgnoreCase(RangeJoinHint.NAME) &&
+          parameters.exists(_.isInstanceOf[UnresolvedAttribute]) =>
+      hint.copy(parameters = parameters.map {
+        case attribute: UnresolvedAttribute => Literal(attribute.name) // quoted where needed
+        case other => other
+      })
   }
 }

@@ -1,26 +1,23 @@
 package rangejoin.planning
 
-import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, Unevaluable}
+import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.optimizer.{BuildRight, BuildSide, JoinSelectionHelper}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, LeftAnti, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
-import org.apache.spark.sql.catalyst.util.UnsafeRowUtils
 import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
 import org.apache.spark.sql.execution.adaptive.{BroadcastQueryStageExec, LogicalQueryStage}
 import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
-import rangejoin.execution.{Extreme, PiecewiseMergeJoinExec, ShuffledPiecewiseMergeJoinExec}
-import rangejoin.expressions.CannotFail
-import rangejoin.execution.index.RangeBounds
+import rangejoin.condition.{CannotFail, Evaluable, RangeCondition}
+import rangejoin.execution.{PiecewiseMergeJoinExec, ShuffledPiecewiseMergeJoinExec}
 import rangejoin.execution.driver.JoinSemantics
 
 /**
  * Plans a join as a [[PiecewiseMergeJoinExec]] where Spark would compare every pair of rows (no
  * equi-join keys), or every pair within a key (equi-join keys and a range: a per-key index): a
- * deterministic condition with a range conjunct ([[RangeCondition]]), a join type the driver
+ * deterministic condition with a range conjunct ([[ConditionSplit]]), a join type the driver
  * handles, and a side that can be broadcast. Injected ahead of Spark's JoinSelection;
  * every other join, and every join it cannot take, it returns `Nil` for, so Spark plans it exactly
  * as before.
@@ -36,9 +33,9 @@ import rangejoin.execution.driver.JoinSemantics
  * cannot honour.
  *
  * Semi, anti and existence joins with no residual need only the subquery side's extreme key
- * ([[Extreme]]): that side is reduced to one row where it is, however large it is.
+ * ([[rangejoin.condition.Extreme]]): that side is reduced to one row where it is, however large it is.
  */
-private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends SparkStrategy with JoinSelectionHelper {
+private[rangejoin] object RangeJoinStrategy extends SparkStrategy with JoinSelectionHelper {
 
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case join: Join =>
@@ -59,21 +56,21 @@ private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends S
   /** The range join, or why there is none. */
   private def planRangeJoin(join: Join, conf: SQLConf): Either[String, SparkPlan] = for {
     condition <- join.condition.toRight("the join has no condition")
-    _ <- Either.cond(evaluable(condition), (),
+    _ <- Either.cond(Evaluable(condition), (),
       "its condition is not deterministic, or holds a subquery or a Python UDF")
     _ <- Either.cond(!isBroadcastStage(join.left) && !isBroadcastStage(join.right), (),
       "Spark has already broadcast one of its sides")
     keys <- equalityKeys(join, condition, conf)
     (rangeCondition, leftKeys, rightKeys) = keys
     // Which conjuncts drive depends on the streamed side only for a band's second bound.
-    rangeStreamingLeft <- RangeCondition.split(rangeCondition, join.left, join.right, streamedIsLeft = true)
+    rangeStreamingLeft <- ConditionSplit.split(rangeCondition, join.left, join.right, streamedIsLeft = true)
       .toRight("no conjunct compares the two sides with <, <=, > or >= on keys rangejoin can sort")
     fastPath = if (leftKeys.isEmpty) existenceFastPath(join, condition, rangeStreamingLeft, conf) else None
     plan <- fastPath.toRight(()).left.flatMap { _ =>
-      def rangeBuffering(buildSide: BuildSide): Either[String, RangeBounds] = for {
+      def rangeBuffering(buildSide: BuildSide): Either[String, RangeCondition] = for {
         semantics <- JoinSemantics(join.joinType, buildSide).toRight(
           s"rangejoin does not handle ${join.joinType} joins")
-        bounds <- RangeCondition.split(rangeCondition, join.left, join.right, buildSide == BuildRight)
+        bounds <- ConditionSplit.split(rangeCondition, join.left, join.right, buildSide == BuildRight)
           .toRight("no conjunct compares the two sides on keys rangejoin can sort")
         range = bounds.copy(leftKeys = leftKeys, rightKeys = rightKeys)
         _ <- if (range.isKeyed) perKeyExact(range, semantics) else Right(())
@@ -91,7 +88,7 @@ private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends S
       BufferedSide.of(join, conf).orElse(if (leftKeys.isEmpty) BufferedSide.lastResort(join) else None) match {
         case Some(buildSide) => joinBuffering(buildSide).map { rangeJoin =>
           SideSwitch(join, rangeJoin, joinBuffering(_).toOption, planLater, conf)
-            .getOrElse(planned(rangeJoin, conf))
+            .getOrElse(rangeJoin.planned(RangeJoinConf.dynamicFilter(conf)))
         }
         case None if leftKeys.nonEmpty => for {
           buildSide <- BufferedSide.perShufflePartition(join, conf)
@@ -119,12 +116,7 @@ private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends S
             s"the join has equi-join keys and ${RangeJoinConf.EqualityKeys} is false")
           other <- otherCondition.toRight(
             "the join has equi-join keys and no other condition: Spark's own joins serve it")
-          _ <- Either.cond((leftKeys ++ rightKeys).forall(CannotFail(_)), (),
-            "an equi-join key can fail")
-          // The per-key index groups keys by their bytes: a collation that calls unequal bytes
-          // equal (UTF8_LCASE) would split one key (found by the keyed EXISTS differential suite).
-          _ <- Either.cond((leftKeys ++ rightKeys).forall(k => UnsafeRowUtils.isBinaryStable(k.dataType)), (),
-            "an equi-join key's collation compares unequal bytes as equal")
+          _ <- PerKeyIndex.keysQualify(leftKeys ++ rightKeys)
         } yield (other, leftKeys, rightKeys)
       case _ => Right((condition, Nil, Nil))
     }
@@ -136,7 +128,7 @@ private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends S
    * the first in its hash table's order within the key, not the index's: a residual that can fail
    * would fail (or not) on other pairs.
    */
-  private def perKeyExact(range: RangeBounds, semantics: JoinSemantics): Either[String, Unit] = for {
+  private def perKeyExact(range: RangeCondition, semantics: JoinSemantics): Either[String, Unit] = for {
     _ <- Either.cond(range.predicates.forall(p => CannotFail(p.leftKey) && CannotFail(p.rightKey)), (),
       "with equality keys, the range keys must not be able to fail: Spark evaluates them only " +
         "on the pairs whose keys are equal")
@@ -152,7 +144,7 @@ private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends S
   private def existenceFastPath(
       join: Join,
       condition: Expression,
-      range: RangeBounds,
+      range: RangeCondition,
       conf: SQLConf): Option[SparkPlan] = {
     val existence = join.joinType match {
       case LeftSemi | LeftAnti | ExistenceJoin(_) => true
@@ -161,21 +153,12 @@ private[rangejoin] case class RangeJoinStrategy(session: SparkSession) extends S
     range.predicates match {
       case Seq(p) if existence && range.residual.isEmpty && CannotFail(p.leftKey) &&
           CannotFail(p.rightKey) && RangeJoinConf.existenceFastPath(conf) =>
-        Some(planned(PiecewiseMergeJoinExec(
+        Some(PiecewiseMergeJoinExec(
           range, condition, join.joinType, BuildRight, planLater(join.left), planLater(join.right),
-          bufferedExtreme = Some(Extreme.deciding(p.op))), conf))
+          bufferedExtreme = Some(p.op.deciding)).planned(RangeJoinConf.dynamicFilter(conf)))
       case _ => None
     }
   }
-
-  /** The join with its dynamic filter, where switched on and possible, and its sorted broadcast. */
-  private def planned(join: PiecewiseMergeJoinExec, conf: SQLConf): SparkPlan =
-    (if (RangeJoinConf.dynamicFilter(conf)) join.withDynamicFilter else join).withSortedBroadcast()
-
-  // Python UDFs, unplanned subqueries and other placeholders are Spark's to plan.
-  private def evaluable(condition: Expression): Boolean =
-    condition.deterministic &&
-      !condition.exists(e => e.isInstanceOf[Unevaluable] && !e.isInstanceOf[Attribute])
 
   /**
    * Under adaptive execution, a join is re-planned once its children have run as query stages. A

@@ -8,9 +8,10 @@ import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
-import rangejoin.execution.{DynamicBound, DynamicFilterExec, Extreme, PiecewiseMergeJoinExec, SideSwitchExec}
-import rangejoin.execution.index.IndexSpec
-import rangejoin.expressions.CannotFail
+import rangejoin.condition.{CannotFail, IndexSpec}
+import rangejoin.execution.PiecewiseMergeJoinExec
+import rangejoin.execution.filter.DynamicFilter
+import rangejoin.execution.sideswitch.SideSwitchExec
 
 /**
  * Plans a [[SideSwitchExec]] over an inner range join whose buffered side is large: the join as
@@ -47,25 +48,18 @@ private[rangejoin] object SideSwitch {
       bufferedSide.stats.sizeInBytes >= RangeJoinConf.sideSwitchMinSize(conf) &&
       streamedSide.deterministic && bufferedSide.deterministic
     if (!qualifies) return None
-    val sortBound = IndexSpec.of(default.range, streamedIsLeft).sortBound
+    val sortPredicate = IndexSpec.of(default.range, streamedIsLeft).sortPredicate
     for {
       _ <- Option.when(!default.range.isKeyed && default.bufferedExtreme.isEmpty &&
-        CannotFail(sortBound.streamedKey) && CannotFail(sortBound.bufferedKey))(())
-      swappedJoin <- plan(if (streamedIsLeft) BuildLeft else BuildRight)
-      if swappedJoin.sortsInRuns
+        CannotFail(sortPredicate.streamedKey) && CannotFail(sortPredicate.bufferedKey))(())
+      swapped <- plan(if (streamedIsLeft) BuildLeft else BuildRight)
+      if swapped.sortsPartitions
     } yield {
-      // The other side, behind the bound the switch sets: its rows that some buffered row pairs.
-      val prefilter = new DynamicBound(sortBound.op, sortBound.streamedKey, keepRejected = false,
-        source = s"${Extreme.deciding(sortBound.op)}(${sortBound.bufferedKey}), from the switch")
-      val filtered = DynamicFilterExec(prefilter, swappedJoin.children(if (streamedIsLeft) 0 else 1))
-      val swapped = if (streamedIsLeft) swappedJoin.copy(left = filtered) else swappedJoin.copy(right = filtered)
-      val keys = planLater(Project(Seq(Alias(sortBound.bufferedKey, "key")()), bufferedSide))
-      SideSwitchExec(planned(default, conf), planned(swapped, conf), keys, prefilter,
-        Extreme.deciding(sortBound.op), RangeJoinConf.sideSwitchMaxRatio(conf))
+      // The swapped join buffers the other side's rows that some buffered row pairs with.
+      val keep = DynamicFilter.Spec(sortPredicate.op, sortPredicate.streamedKey, keepRejected = false)
+      val keys = planLater(Project(Seq(Alias(sortPredicate.bufferedKey, "key")()), bufferedSide))
+      SideSwitchExec(default.planned(withFilter = true, onDemand = true),
+        swapped.planned(withFilter = true, onDemand = true), keys, keep, RangeJoinConf.sideSwitchMaxRatio(conf))
     }
   }
-
-  /** As the strategy plans a join, its sorted broadcast built only if the switch chooses it. */
-  private def planned(join: PiecewiseMergeJoinExec, conf: SQLConf): SparkPlan =
-    (if (RangeJoinConf.dynamicFilter(conf)) join.withDynamicFilter else join).withSortedBroadcast(onDemand = true)
 }

@@ -8,11 +8,10 @@ import org.apache.spark.sql.Row
 import org.apache.spark.sql.catalyst.optimizer.{BuildRight, BuildSide}
 import org.apache.spark.sql.types._
 
-import rangejoin.execution.index.RangeOp
-
+import rangejoin.condition.RangeOp
 /**
  * One operand of a band conjunct: an expression over the columns of one side, whether it is a
- * plain column, and whether rangejoin may treat it as unable to fail (rangejoin.expressions.
+ * plain column, and whether rangejoin may treat it as unable to fail (rangejoin.condition.
  * CannotFail) with ANSI mode on and off.
  */
 final case class Operand(sql: String, side: Side, plain: Boolean, cannotFailAnsi: Boolean,

@@ -10,7 +10,6 @@ import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
 import rangejoin.execution.PiecewiseMergeJoinExec
-
 /**
  * Runs a [[BandCase]] twice on one session, with rangejoin off (stock Spark) and on, and checks:
  *  - both give the same rows as multisets, or both raise an error of the same condition;

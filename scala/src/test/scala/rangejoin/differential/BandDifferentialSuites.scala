@@ -5,7 +5,6 @@ import org.apache.spark.sql.internal.SQLConf
 import org.scalatest.funsuite.AnyFunSuite
 
 import rangejoin.RangeJoinConf
-
 /**
  * Differential tests of band and interval joins: two range conjuncts bounding one side from both
  * directions, which rangejoin searches as a band (BandRun: both bounds on one buffered key) or an

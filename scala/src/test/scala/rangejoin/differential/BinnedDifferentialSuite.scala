@@ -8,7 +8,6 @@ import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
 import rangejoin.execution.ShuffledPiecewiseMergeJoinExec
-
 /**
  * Differential tests of the binned rewrite (BinnedRangeJoin): every generated case
  * ([[BinnedCases]]) runs with broadcasting off, with rangejoin off (stock Spark: a cartesian

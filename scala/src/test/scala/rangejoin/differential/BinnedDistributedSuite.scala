@@ -7,7 +7,6 @@ import org.apache.spark.sql.internal.SQLConf
 import org.scalatest.funsuite.AnyFunSuite
 
 import rangejoin.RangeJoinConf
-
 /**
  * The binned rewrite on `local-cluster[2,1,1024]`, broadcasting off, with executors too small to
  * hold either side: Spark's memory manager is given 8 MB per executor (`spark.testing.memory`, about

@@ -5,9 +5,7 @@ import scala.util.Random
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.types._
 
-import rangejoin.execution.index.RangeOp
-
-
+import rangejoin.condition.RangeOp
 /** How many rows a generated side has, and how its keys are spread. */
 sealed abstract class Shape(val name: String)
 object Shape {

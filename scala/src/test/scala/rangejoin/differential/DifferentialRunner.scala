@@ -10,8 +10,8 @@ import org.apache.spark.sql.execution.joins.{BroadcastHashJoinExec, BroadcastNes
 import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
-import rangejoin.execution.{PiecewiseMergeJoinExec, SideSwitchExec}
-
+import rangejoin.execution.PiecewiseMergeJoinExec
+import rangejoin.execution.sideswitch.SideSwitchExec
 /** What one run of a case's query gave: its rows, rendered and sorted, or its error condition. */
 sealed trait Outcome
 final case class Rows(rows: Seq[String]) extends Outcome

@@ -7,7 +7,6 @@ import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import rangejoin.{RangeJoinExtensions, RangeJoinSharedSession}
-
 /**
  * The session of a differential suite that runs on the shared local test session, and the line
  * it reports once its cases ran ([[summary]]).

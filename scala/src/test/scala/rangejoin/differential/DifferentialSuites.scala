@@ -5,7 +5,6 @@ import org.apache.spark.sql.internal.SQLConf
 import org.scalatest.funsuite.AnyFunSuite
 
 import rangejoin.RangeJoinConf
-
 /**
  * Differential tests: every generated case ([[Cases]]) runs with rangejoin off and on, and must
  * give the same answer ([[DifferentialRunner]]). The full set runs on a local session; subsets

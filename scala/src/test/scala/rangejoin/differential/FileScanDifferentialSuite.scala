@@ -15,7 +15,6 @@ import org.apache.spark.sql.types.DataType
 
 import rangejoin.RangeJoinConf
 import rangejoin.features.RangeJoinQueries
-
 /**
  * Range joins whose streamed side is a Parquet or ORC file scan, with rangejoin on and off.
  *

@@ -11,7 +11,6 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import rangejoin.RangeJoinConf
 import rangejoin.execution.{PiecewiseMergeJoinLike, ShuffledPiecewiseMergeJoinExec}
-
 /**
  * Differential tests of equality keys plus a range (`l.g = r.g AND l.x BETWEEN r.lo AND r.hi`),
  * which rangejoin runs with a per-key index where Spark runs a hash or sort-merge join that

@@ -11,7 +11,6 @@ import org.apache.spark.sql.types._
 
 import rangejoin.RangeJoinConf
 import rangejoin.planning.KeyedExistence
-
 /**
  * One query of the keyed existence suites: its SQL, whether rangejoin must rewrite it
  * (planning.KeyedExistence) or leave it, and the settings it runs under.

@@ -8,7 +8,6 @@ import org.apache.spark.sql.internal.SQLConf
 import org.scalatest.funsuite.AnyFunSuite
 
 import rangejoin.RangeJoinConf
-
 /**
  * Runs a [[KeyedCase]] with rangejoin off (stock Spark) and on: both give the same rows as
  * multisets, or both raise an error of the same condition; stock Spark's plan never holds the

@@ -12,9 +12,9 @@ import org.apache.spark.sql.types.{BooleanType, IntegerType, StringType}
 import org.apache.spark.unsafe.types.UTF8String
 
 import rangejoin.execution.TestSupport._
-import rangejoin.execution.index.{IndexSpec, RangeBounds, RangeOp, RangePredicate, SortedBuffer}
+import rangejoin.condition.{IndexSpec, RangeCondition, RangeOp, RangePredicate}
+import rangejoin.execution.index.SortedBuffer
 import rangejoin.execution.driver.{JoinSemantics, JoinSpec, Matches, RowEmit}
-
 /**
  * Drives JoinSpec as PiecewiseMergeJoinExec wires it, on rows given in the test, and defines each
  * join type by a naive nested loop to compare with. Two integer columns a side: a nullable key
@@ -108,7 +108,7 @@ object JoinHarness {
     val spec: JoinSpec = JoinSpec(
       semantics,
       // `range` compares lk with rk, lk first
-      index = IndexSpec.of(RangeBounds(Seq(RangePredicate(lk, op, rk, leftKeyFirst = true)), None)
+      index = IndexSpec.of(RangeCondition(Seq(RangePredicate(lk, op, rk, leftKeyFirst = true)), None)
         .oriented(streamedIsLeft)),
       residual = residual.map(_.expression),
       condition = residual.fold(range)(r => And(range, r.expression)),

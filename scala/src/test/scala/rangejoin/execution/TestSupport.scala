@@ -8,8 +8,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.types.DataType
 
-import rangejoin.execution.index.RangeOp
-
+import rangejoin.condition.RangeOp
 /** Rows, comparisons and serialization shared by the execution suites; no SparkSession. */
 object TestSupport {
 

@@ -6,7 +6,6 @@ import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
 import rangejoin.execution.ShuffledPiecewiseMergeJoinExec
-
 /**
  * Band and interval joins with no side to broadcast, which rangejoin rewrites into Spark's own
  * equi-join on bins (BinnedRangeJoin): which joins are rewritten and which are left as they were,

@@ -6,7 +6,6 @@ import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
 import rangejoin.execution.PiecewiseMergeJoinExec
-
 /**
  * The join in whole-stage generated code: every join type it is generated for, either side
  * buffered where the type allows, one bound, a band on one buffered key and an interval index,

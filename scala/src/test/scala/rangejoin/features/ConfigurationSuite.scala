@@ -3,7 +3,6 @@ package rangejoin.features
 import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.{RangeJoinConf, RangeJoinExtensions}
-
 /** Each configuration key: its effect, and what a bad value does. Also the Spark version check. */
 class ConfigurationSuite extends RangeJoinQueries {
 

@@ -4,7 +4,6 @@ import org.apache.spark.sql.catalyst.plans.logical.Aggregate
 
 import rangejoin.RangeJoinConf
 import rangejoin.planning.KeyedExistence
-
 /**
  * The keyed existence rewrite as a rule: where it shows, the settings that switch it off, that it
  * is idempotent (the optimizer's fixed-point batches run it again on its own output), and Spark's

@@ -3,7 +3,6 @@ package rangejoin.features
 import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
-
 /**
  * Equality keys plus a range, against stock Spark: the plan (an index per key, in EXPLAIN), the
  * candidates it examines (only the streamed row's key's), generated code, and the joins it must

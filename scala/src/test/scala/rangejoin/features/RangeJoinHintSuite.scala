@@ -7,7 +7,6 @@ import org.apache.spark.sql.catalyst.analysis.HintErrorLogger
 import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
-
 /** The RANGE_JOIN hint: which side it buffers, that it forces rangejoin, and what it reports. */
 class RangeJoinHintSuite extends RangeJoinQueries {
 

@@ -6,7 +6,8 @@ import org.apache.spark.sql.{DataFrame, QueryTest}
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 
 import rangejoin.{RangeJoinConf, RangeJoinSharedSession}
-import rangejoin.execution.{DynamicFilterExec, PiecewiseMergeJoinExec, SortedBroadcastExec}
+import rangejoin.execution.PiecewiseMergeJoinExec
+import rangejoin.execution.broadcast.SortedBroadcastExec
 
 /** What the feature suites ask of a query: its range joins, and its answer against stock Spark's. */
 trait RangeJoinQueries extends QueryTest with RangeJoinSharedSession with AdaptiveSparkPlanHelper {
@@ -14,8 +15,9 @@ trait RangeJoinQueries extends QueryTest with RangeJoinSharedSession with Adapti
   protected def rangeJoins(df: DataFrame): Seq[PiecewiseMergeJoinExec] =
     collect(df.queryExecution.executedPlan) { case j: PiecewiseMergeJoinExec => j }
 
-  protected def dynamicFilters(df: DataFrame): Seq[DynamicFilterExec] =
-    collect(df.queryExecution.executedPlan) { case f: DynamicFilterExec => f }
+  /** The range joins of the query that have a dynamic filter (its metrics are the join's). */
+  protected def dynamicFilters(df: DataFrame): Seq[PiecewiseMergeJoinExec] =
+    rangeJoins(df).filter(_.dynamicFilter.isDefined)
 
   protected def sortedBroadcasts(df: DataFrame): Seq[SortedBroadcastExec] =
     collect(df.queryExecution.executedPlan) { case b: SortedBroadcastExec => b }

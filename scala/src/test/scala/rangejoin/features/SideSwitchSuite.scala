@@ -6,8 +6,7 @@ import org.apache.spark.sql.execution.WholeStageCodegenExec
 import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
-import rangejoin.execution.SideSwitchExec
-
+import rangejoin.execution.sideswitch.SideSwitchExec
 /**
  * The side switch ([[SideSwitchExec]]): an inner range join over a large buffered side buffers
  * the other side's rows that can match instead, when they are few. Answers as stock Spark's

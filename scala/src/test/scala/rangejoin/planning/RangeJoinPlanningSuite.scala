@@ -14,8 +14,7 @@ import org.apache.spark.sql.types.{BooleanType, DataType, LongType, StructField,
 
 import rangejoin.{RangeJoinConf, RangeJoinSharedSession}
 import rangejoin.execution.PiecewiseMergeJoinExec
-import rangejoin.execution.index.RangeOp
-
+import rangejoin.condition.RangeOp
 /**
  * Which joins RangeJoinStrategy takes, with which keys and build side, and which it leaves to
  * Spark: every query is run twice, with rangejoin and without it, and must give stock Spark's
@@ -269,7 +268,7 @@ class RangeJoinPlanningSuite extends QueryTest with RangeJoinSharedSession with 
     side(join).find(_.name == name).get
 
   private def strategyPlans(join: Join, condition: Expression): Boolean =
-    RangeJoinStrategy(spark).apply(join.copy(condition = Some(condition))).nonEmpty
+    RangeJoinStrategy.apply(join.copy(condition = Some(condition))).nonEmpty
 
   test("the strategy declines non-deterministic conditions and keys") {
     val join = inequalityJoin

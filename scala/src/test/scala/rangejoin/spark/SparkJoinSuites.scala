@@ -18,7 +18,6 @@ import org.apache.spark.sql.util.QueryExecutionListener
 
 import rangejoin.{RangeJoinConf, RangeJoinSharedSession}
 import rangejoin.execution.PiecewiseMergeJoinExec
-
 /**
  * Spark's own join suites, from the spark-sql test-jar, run with rangejoin installed: each class
  * at the end is Spark's suite, unchanged, plus [[WithRangeJoin]]. The tests that do not simply

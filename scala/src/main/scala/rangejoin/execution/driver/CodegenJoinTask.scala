@@ -4,7 +4,6 @@ import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.catalyst.InternalRow
 
 import rangejoin.execution.index.{CandidateFinder, EveryRowFinder, SortedBuffer}
-
 /**
  * What the join's generated code calls for one task: the search over the broadcast buffer. The
  * loop over candidates, the residual and the output are generated; the search is not (it is

@@ -6,9 +6,8 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, BoundReference, Expression, Predicate, UnsafeProjection}
 import org.apache.spark.sql.execution.metric.SQLMetric
 
-import rangejoin.execution.index.{BandRunFinder, Bound, CandidateFinder, EveryRowFinder, IndexSpec, IntervalFinder, KeyCodec, SegmentOf,
-  KeyGroups, LongKeyGroups, PerKeyFinder, RowKeyGroups, SortedBuffer, SortedKeys, SortedRunFinder}
-
+import rangejoin.condition.{IndexSpec, KeyTypes, OrientedPredicate}
+import rangejoin.execution.index.{BandRunFinder, CandidateFinder, EveryRowFinder, IntervalFinder, KeyCodec, KeyGroups, LongKeyGroups, PerKeyFinder, RowKeyGroups, SegmentOf, SortedBuffer, SortedKeys, SortedRunFinder}
 /**
  * What a task needs to run its part of a piecewise merge join, and nothing of the plan: it is
  * shipped to executors in task closures.
@@ -81,7 +80,7 @@ private[rangejoin] final case class JoinSpec(
   /** The finder over a sorted buffer, for this join's index, probing streamed rows. */
   private def finderFor(buffer: SortedBuffer): CandidateFinder = {
     // Probes: a key that is a column is read in place; any other is projected first.
-    def probes(bounds: Seq[Bound]): (InternalRow => InternalRow, Int) =
+    def probes(bounds: Seq[OrientedPredicate]): (InternalRow => InternalRow, Int) =
       bounds.map(b => BindReferences.bindReference(b.streamedKey, streamedOutput)) match {
         case Seq(BoundReference(ordinal, _, _)) => (identity[InternalRow] _, ordinal)
         case bound => (UnsafeProjection.create(bound), 0)
@@ -146,13 +145,13 @@ private[rangejoin] final case class JoinSpec(
    * cannot fail: the planner allows no other.)
    */
   def probes(buffer: SortedBuffer): Boolean =
-    if (index.sortBound.streamedKeyFirst) buffer.numRows > 0 else buffer.storedKeys.numElements() > 0
+    if (index.sortPredicate.streamedKeyFirst) buffer.numRows > 0 else buffer.storedKeys.numElements() > 0
 
   private def finderOver(
       buffer: SortedBuffer,
-      probesOf: Seq[Bound] => (InternalRow => InternalRow, Int),
+      probesOf: Seq[OrientedPredicate] => (InternalRow => InternalRow, Int),
       segmentOf: KeyGroups => SegmentOf): CandidateFinder = {
-    val sortBound = index.sortBound
+    val sortBound = index.sortPredicate
     val codec = KeyCodec(sortBound.bufferedKey.dataType)
     val windows = ArrayBuffer.empty[SortedKeys]
     def keys = {
@@ -168,7 +167,7 @@ private[rangejoin] final case class JoinSpec(
       case IndexSpec.BandRun(lower, upper) =>
         new BandRunFinder(keys, lower.op, keys, upper.op, probesOf(Seq(lower, upper))._1, probe)
       case IndexSpec.IntervalIndex(lower, upper) =>
-        val encodeLower = KeyCodec.longEncoder(lower.bufferedKey.dataType).getOrElse(
+        val encodeLower = KeyTypes.longEncoder(lower.bufferedKey.dataType).getOrElse(
           throw new IllegalStateException(s"an interval index on ${lower.bufferedKey.dataType}"))
         new IntervalFinder(keys, upper.op, lower.op, encodeLower, buffer.tree,
           probesOf(Seq(lower, upper))._1, probe)

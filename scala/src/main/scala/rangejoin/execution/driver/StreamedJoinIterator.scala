@@ -6,7 +6,6 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.execution.metric.SQLMetric
 
 import rangejoin.execution.index.{CandidateFinder, SortedBuffer}
-
 /**
  * The join driver for one partition of the streamed side: for each streamed row it asks the
  * [[CandidateFinder]] for the run of candidate buffered rows, evaluates the residual on each

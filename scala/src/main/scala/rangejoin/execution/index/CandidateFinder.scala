@@ -2,6 +2,8 @@ package rangejoin.execution.index
 
 import org.apache.spark.sql.catalyst.InternalRow
 
+import rangejoin.condition.{LongEncoder, RangeOp}
+
 /**
  * Finds, for one streamed row, the buffered rows that may satisfy the join condition, by their
  * positions in the buffer: `find` once per streamed row, then `next()` until it returns -1. Its

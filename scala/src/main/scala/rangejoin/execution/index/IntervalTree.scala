@@ -99,9 +99,9 @@ private[rangejoin] object IntervalTree {
 
   // The tree is built once per query, so its constructor runs too rarely to be compiled, and a
   // loop inside a Scala field initializer cannot be compiled on the stack either (HotSpot skips
-  // the OSR: the field's `this` is still on the operand stack). Interpreted, the loops below
-  // took ~5 ms per 60K rows; as methods of their own they are compiled once for every query
-  // (bench/interval_tree_build.py).
+  // the OSR: the field's `this` is still on the operand stack). As methods of their own they
+  // are compiled once for every query (docs/design.md gives the build times, interpreted and
+  // compiled).
 
   private def levelsFor(n: Int): Int = {
     var h = 0

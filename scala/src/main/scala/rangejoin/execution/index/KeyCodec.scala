@@ -1,10 +1,11 @@
 package rangejoin.execution.index
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{SpecializedGetters, UnsafeArrayData}
+import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData
 import org.apache.spark.sql.catalyst.util.{ArrayData, GenericArrayData, TypeUtils}
 import org.apache.spark.sql.types._
 
+import rangejoin.condition.{KeyTypes, LongEncoder}
 /**
  * How join keys of one data type are stored in the sorted index and compared.
  *
@@ -33,51 +34,7 @@ private[rangejoin] sealed abstract class KeyCodec extends Serializable {
 private[rangejoin] object KeyCodec {
 
   def apply(keyType: DataType): KeyCodec =
-    longEncoder(keyType).map(LongCodec(keyType, _)).getOrElse(OrderedCodec(keyType))
-
-  /** Whether rangejoin can drive a join on keys of this type. */
-  def supports(keyType: DataType): Boolean = keyType match {
-    case _: StringType | BinaryType | _: DecimalType => true
-    case other => longEncoder(other).isDefined
-  }
-
-  /**
-   * Reads a key of this type as a long that orders exactly as Spark orders the key, for the types
-   * whose order is a long's.
-   */
-  def longEncoder(keyType: DataType): Option[LongEncoder] = keyType match {
-    case BooleanType => Some((r, i) => if (r.getBoolean(i)) 1L else 0L)
-    case ByteType => Some((r, i) => r.getByte(i).toLong)
-    case ShortType => Some((r, i) => r.getShort(i).toLong)
-    case IntegerType | DateType | _: YearMonthIntervalType => Some((r, i) => r.getInt(i).toLong)
-    case LongType | TimestampType | TimestampNTZType | _: DayTimeIntervalType | _: TimeType =>
-      Some((r, i) => r.getLong(i))
-    case FloatType => Some((r, i) => sortableDouble(r.getFloat(i).toDouble))
-    case DoubleType => Some((r, i) => sortableDouble(r.getDouble(i)))
-    case d: DecimalType if d.precision <= Decimal.MAX_LONG_DIGITS =>
-      // Both operands of a comparison have the same type, hence the same scale.
-      Some((r, i) => r.getDecimal(i, d.precision, d.scale).toUnscaledLong)
-    case _ => None
-  }
-
-  /**
-   * A long that orders as Spark orders doubles (SQLOrderingUtil.compareDoubles): -0.0 is folded
-   * into 0.0, every NaN into the canonical NaN (doubleToLongBits does that), and the bits of
-   * negative numbers are flipped so that signed long order is numeric order, with NaN on top.
-   */
-  def sortableDouble(d: Double): Long = {
-    val bits = java.lang.Double.doubleToLongBits(if (d == 0.0d) 0.0d else d)
-    bits ^ ((bits >> 63) & Long.MaxValue)
-  }
-}
-
-/**
- * Reads field `ordinal` of a row as a long that orders as the key does ([[KeyCodec.longEncoder]]).
- * Not a `(SpecializedGetters, Int) => Long`: Function2 is not specialized for an object argument,
- * so each call would box the ordinal and the long, once per streamed row of every search.
- */
-private[rangejoin] trait LongEncoder extends Serializable {
-  def apply(row: SpecializedGetters, ordinal: Int): Long
+    KeyTypes.longEncoder(keyType).map(LongCodec(keyType, _)).getOrElse(OrderedCodec(keyType))
 }
 
 /** Keys whose order is a long's, stored as those longs. */

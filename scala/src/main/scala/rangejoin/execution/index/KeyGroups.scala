@@ -4,6 +4,8 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.types._
 
+import rangejoin.condition.{KeyTypes, LongEncoder}
+
 /**
  * The per-key index's segments: under equality keys the buffer's keyed rows are grouped by their
  * equality key, and sorted by the range key within each group, so every search runs in one
@@ -31,7 +33,7 @@ private[rangejoin] final class LongKeyGroups(keys: Array[Long], starts: Array[In
   extends KeyGroups(starts) {
   require(starts.length == keys.length + 1)
 
-  def encoder: LongEncoder = KeyCodec.longEncoder(keyType).get
+  def encoder: LongEncoder = KeyTypes.longEncoder(keyType).get
 
   /** Built once per JVM that reads the broadcast. */
   @transient private lazy val lookup: LongToSegment = LongToGroup(keys).segments(starts)
@@ -120,7 +122,7 @@ private[rangejoin] object KeyGroups {
   }
 
   private final class LongNumbering(key: Expression) extends Numbering {
-    private[this] val encode = KeyCodec.longEncoder(key.dataType).get
+    private[this] val encode = KeyTypes.longEncoder(key.dataType).get
     // A column is read in place; any other key is projected first.
     private[this] val (keyOf, ordinal) = key match {
       case BoundReference(o, _, _) => ((r: InternalRow) => r, o)

@@ -6,6 +6,8 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Expression, UnsafeProjection}
 import org.apache.spark.sql.catalyst.util.ArrayData
 
+import rangejoin.condition.KeyTypes
+
 /**
  * The buffered side as it is broadcast: its rows in key order and the sorted keys the search runs
  * on, built once on the driver ([[SortedBuffer.build]]) and read in place by every task.
@@ -111,7 +113,7 @@ private[rangejoin] object SortedBuffer {
     val numbering = if (groupKeys.nonEmpty) Some(KeyGroups.numbering(groupKeys)) else None
     val evaluated = try {
       val keyOf = UnsafeProjection.create(key +: secondKey.toSeq)
-      val encodeSecond = secondKey.map(k => KeyCodec.longEncoder(k.dataType).getOrElse(
+      val encodeSecond = secondKey.map(k => KeyTypes.longEncoder(k.dataType).getOrElse(
         throw new IllegalArgumentException(s"an interval index needs a key ordered as a long: $k")))
       // Nulls rather than Options inside the loop: a closure per row otherwise.
       val encode = encodeSecond.orNull

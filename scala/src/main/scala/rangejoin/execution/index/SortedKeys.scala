@@ -4,6 +4,8 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.SpecializedGetters
 import org.apache.spark.sql.catalyst.util.ArrayData
 
+import rangejoin.condition.LongEncoder
+
 /**
  * The buffered side's non-NULL join keys in ascending order, and the one search every range join
  * reduces to.

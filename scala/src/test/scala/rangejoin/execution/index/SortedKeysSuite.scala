@@ -1,0 +1,113 @@
+package rangejoin.execution.index
+
+import scala.util.Random
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, UnsafeProjection}
+import org.apache.spark.sql.types.{DataType, IntegerType}
+import org.scalatest.funsuite.AnyFunSuite
+
+import rangejoin.execution.TestSupport._
+import rangejoin.condition.RangeOp
+import rangejoin.execution.{KeyCase, KeyCases}
+/**
+ * The search every range join reduces to, for every key type rangejoin supports: for random
+ * buffers (NULLs, duplicates, special values) and probes (existing keys, values beyond every key,
+ * NULL), the run SortedRunFinder returns for `probe op buffered` is exactly the set of buffered
+ * rows for which catalyst's own comparison evaluates to true. The buffer is also checked as it
+ * arrives in a task, after a round trip through Java and Kryo serialization, and as a layout:
+ * every input row exactly once, NULL keys after the sorted keys.
+ */
+class SortedKeysSuite extends AnyFunSuite {
+
+  private val bufferSizes = Seq(0, 1, 2, 5, 24, 120)
+  private val nullShare = 0.15
+  private val edgeShare = 0.15
+
+  for (keyCase <- KeyCases.all) {
+    test(s"runs are exactly the rows Spark's comparison accepts: ${keyCase.name}") {
+      val rnd = new Random(keyCase.name.hashCode)
+      for (n <- bufferSizes; withEdges <- Seq(false, true)) {
+        val keys = Seq.fill(n)(drawKey(keyCase, rnd, withEdges))
+        val rows = unsafeRows(Seq(keyCase.dataType, IntegerType), keys.zipWithIndex.map { case (k, id) => Seq(k, id) })
+        val payload = SortedBuffer.build(rows.toArray[InternalRow], BoundReference(0, keyCase.dataType, nullable = true))
+        val probes = probesFor(keyCase, keys, rnd)
+        for ((shipping, shipped) <- asShipped(payload)) {
+          val context = s"${keyCase.name}, $n rows${if (withEdges) " with edge values" else ""}, $shipping"
+          checkLayout(rows, shipped, keyCase.dataType, context)
+          checkRuns(shipped, keyCase.dataType, probes, context)
+        }
+      }
+    }
+  }
+
+  test("a NULL probe matches nothing, even where every key would") {
+    val keys = Seq[Any](1, 2, null, 3)
+    val rows = unsafeRows(Seq(IntegerType, IntegerType), keys.zipWithIndex.map { case (k, id) => Seq(k, id) })
+    val buffer = SortedBuffer.build(rows.toArray[InternalRow], BoundReference(0, IntegerType, nullable = true))
+    for (op <- RangeOp.all) {
+      val finder = finderFor(buffer, IntegerType, op)
+      finder.find(new GenericInternalRow(Array[Any](null)))
+      assert(finder.from >= finder.until, s"NULL $op b gave the run [${finder.from}, ${finder.until})")
+    }
+  }
+
+  private def drawKey(keyCase: KeyCase, rnd: Random, withEdges: Boolean): Any = {
+    val dice = rnd.nextDouble()
+    if (dice < nullShare) null
+    else if (withEdges && keyCase.edges.nonEmpty && dice < nullShare + edgeShare) {
+      keyCase.edges(rnd.nextInt(keyCase.edges.length))
+    } else keyCase.draw(rnd)
+  }
+
+  /** Keys of the buffer itself (so equal values), the type's specials, values beyond, NULL. */
+  private def probesFor(keyCase: KeyCase, keys: Seq[Any], rnd: Random): Seq[Any] =
+    rnd.shuffle(keys.filter(_ != null)).take(20) ++ keyCase.edges ++ keyCase.outside ++
+      Seq.fill(10)(keyCase.draw(rnd)) :+ null
+
+  private def checkLayout(rows: Seq[InternalRow], buffer: SortedBuffer, dataType: DataType, context: String): Unit = {
+    assert(buffer.isSorted, context)
+    assert(buffer.numRows == rows.length, context)
+    val ids = (0 until buffer.numRows).map(i => buffer.row(i).getInt(1))
+    assert(ids.sorted == rows.indices, s"$context: each input row must appear exactly once, got ids $ids")
+    for (i <- 0 until buffer.numRows) {
+      assert(buffer.row(i) == rows(ids(i)), s"$context: row $i differs from input row ${ids(i)}")
+    }
+    val keyed = buffer.storedKeys.numElements()
+    assert(keyed == rows.count(!_.isNullAt(0)), context)
+    assert((0 until keyed).forall(i => !buffer.row(i).isNullAt(0)), s"$context: a NULL key among the sorted keys")
+    assert((keyed until buffer.numRows).forall(i => buffer.row(i).isNullAt(0)), s"$context: a key after the sorted keys")
+    val atOrBelow = sparkHolds(RangeOp.Le, dataType)
+    for (i <- 1 until keyed) {
+      val (a, b) = (valueAt(buffer.row(i - 1), 0, dataType), valueAt(buffer.row(i), 0, dataType))
+      assert(atOrBelow(a, b), s"$context: rows ${i - 1} and $i are out of order: $a, $b")
+    }
+  }
+
+  private def checkRuns(buffer: SortedBuffer, dataType: DataType, probes: Seq[Any], context: String): Unit = {
+    val bufferedKeys = (0 until buffer.numRows).map(i => valueAt(buffer.row(i), 0, dataType))
+    val keyed = buffer.storedKeys.numElements()
+    for (op <- RangeOp.all) {
+      val holds = sparkHolds(op, dataType)
+      val finder = finderFor(buffer, dataType, op)
+      for (probe <- probes) {
+        finder.find(new GenericInternalRow(Array[Any](probe)))
+        val run = (finder.from until finder.until).toSet
+        val expected = bufferedKeys.indices.filter(i => holds(probe, bufferedKeys(i))).toSet
+        def show(v: Any) = v match {
+          case bytes: Array[Byte] => bytes.mkString("[", ",", "]")
+          case other => String.valueOf(other)
+        }
+        assert(run == expected,
+          s"$context: probe ${show(probe)} $op b found rows [${finder.from}, ${finder.until}), " +
+            s"Spark accepts ${expected.toSeq.sorted} of keys ${bufferedKeys.map(show)}")
+        assert(finder.until <= keyed || finder.from >= finder.until, s"$context: a run reaches a NULL key")
+      }
+    }
+  }
+
+  private def finderFor(buffer: SortedBuffer, dataType: DataType, op: RangeOp): SortedRunFinder = {
+    val keyOf = UnsafeProjection.create(Seq(BoundReference(0, dataType, nullable = true)))
+    new SortedRunFinder(KeyCodec(dataType).sortedKeys(buffer.storedKeys), op, keyOf, 0, probe = true)
+  }
+}

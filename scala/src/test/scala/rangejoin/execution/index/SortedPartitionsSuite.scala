@@ -1,0 +1,118 @@
+package rangejoin.execution.index
+
+import scala.util.Random
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.UTF8String
+import org.scalatest.funsuite.AnyFunSuite
+
+import rangejoin.execution.TestSupport._
+
+/**
+ * The sorted broadcast merged from partitions' runs is the one the driver's sort builds from the
+ * collected rows, row for row: the same rows in the same order, the same keys, origins and second
+ * keys; for random keys (NULLs, duplicates, NaN, -0.0, extremes), rows of varying size, partitions
+ * of every size (empty ones among them), runs shipped through Spark's serializers as task results
+ * are, and a key that raises an error in one partition (then the unsorted buffer, in collected
+ * order).
+ */
+class SortedRunsSuite extends AnyFunSuite {
+
+  private def key(dataType: DataType) = BoundReference(0, dataType, nullable = true)
+  private val second = BoundReference(1, LongType, nullable = true)
+
+  private def value(dataType: DataType, rnd: Random): Any = rnd.nextInt(12) match {
+    case 0 => null
+    case 1 => dataType match {
+      case DoubleType => Seq(Double.NaN, -0.0, 0.0, Double.NegativeInfinity, Double.MaxValue)(rnd.nextInt(5))
+      case IntegerType => Seq(Int.MinValue, Int.MaxValue, 0)(rnd.nextInt(3))
+      case _ => Seq(Long.MinValue, Long.MaxValue, 0L)(rnd.nextInt(3))
+    }
+    case _ =>
+      val v = rnd.nextInt(20) - 10 // duplicates
+      dataType match {
+        case DoubleType => v.toDouble
+        case IntegerType => v
+        case _ => v.toLong
+      }
+  }
+
+  /** `rows` split at random into `parts` partitions, some of them empty. */
+  private def partitions(rows: Array[InternalRow], parts: Int, rnd: Random): Array[Array[InternalRow]] = {
+    val cuts = (0 +: Seq.fill(parts - 1)(rnd.nextInt(rows.length + 1)) :+ rows.length).sorted
+    cuts.sliding(2).map { case Seq(from, until) => rows.slice(from, until) }.toArray
+  }
+
+  /** Each partition's run, made from one reused row object as a scan hands rows over. */
+  private def runs(parts: Array[Array[InternalRow]], schema: StructType, key: Expression,
+      secondKey: Option[Expression]): Array[SortedPartition] = parts.map { part =>
+    val reused = new UnsafeRow(schema.length)
+    val handedOver = part.iterator.map { r =>
+      val u = r.asInstanceOf[UnsafeRow]
+      reused.pointTo(u.getBytes, u.getSizeInBytes)
+      reused
+    }
+    SortedPartitions.sort(handedOver, schema, key, secondKey)
+  }
+
+  private def assertSame(merged: SortedBuffer, built: SortedBuffer, context: String): Unit = {
+    assert(merged.isSorted == built.isSorted, context)
+    assert(merged.numRows == built.numRows, context)
+    for (i <- 0 until built.numRows) {
+      assert(merged.row(i) == built.row(i), s"$context: row $i")
+      assert(merged.origin(i) == built.origin(i), s"$context: origin of row $i")
+    }
+    assert(merged.storedKeys.toLongArray().toSeq == built.storedKeys.toLongArray().toSeq, context)
+    assert(merged.secondKeys.toSeq == built.secondKeys.toSeq, context)
+  }
+
+  for (dataType <- Seq(LongType, IntegerType, DoubleType); withSecond <- Seq(false, true)) {
+    test(s"merged runs equal the driver's sort: $dataType keys${if (withSecond) ", a second key" else ""}") {
+      val rnd = new Random(dataType.hashCode + withSecond.hashCode)
+      val secondKey = if (withSecond) Some(second) else None
+      val schema = StructType(Seq(dataType, LongType, IntegerType, StringType).zipWithIndex.map {
+        case (t, i) => StructField(s"c$i", t)
+      })
+      for (n <- Seq(0, 1, 2, 10, 100, 3000); parts <- Seq(1, 2, 3, 8)) {
+        // Strings of up to 200 KB: rows that fill, and overflow, the packed arrays.
+        val rows = unsafeRows(schema.map(_.dataType), (0 until n).map { id =>
+          val text = if (rnd.nextInt(500) == 0) "x" * rnd.nextInt(200000) else "y" * rnd.nextInt(40)
+          Seq(value(dataType, rnd), value(LongType, rnd), id, UTF8String.fromString(text))
+        }).toArray
+        val built = SortedBuffer.build(rows, key(dataType), secondKey)
+        val made = runs(partitions(rows, parts, rnd), schema, key(dataType), secondKey)
+        // Tasks return their runs through whichever serializer Spark is set up with.
+        for ((how, received) <- asShipped(made)) {
+          assertSame(SortedPartitions.merge(received, key(dataType), secondKey), built,
+            s"n=$n, $parts partitions, $how")
+        }
+      }
+    }
+  }
+
+  test("a key that raises an error in one partition: the unsorted buffer, every row in collected order") {
+    val rnd = new Random(3)
+    val schema = StructType(Seq(StructField("a", IntegerType), StructField("b", IntegerType)))
+    val failing = Add(BoundReference(0, IntegerType, nullable = true), Literal(Int.MaxValue - 100), EvalMode.ANSI)
+    for (n <- Seq(1, 5, 100); position <- Seq(0, n / 2, n - 1); parts <- Seq(1, 3)) {
+      val rows = unsafeRows(Seq(IntegerType, IntegerType),
+        (0 until n).map(id => Seq(if (id == position) 101 else n - id, id))).toArray
+      for ((how, received) <- asShipped(runs(partitions(rows, parts, rnd), schema, failing, None))) {
+        val merged = SortedPartitions.merge(received, failing, None)
+        assert(!merged.isSorted, s"n=$n, failing at $position, $how")
+        assert((0 until n).map(merged.row(_)) == rows.toSeq, s"n=$n, failing at $position, $how")
+      }
+    }
+  }
+
+  test("only long-stored keys without equality keys are merged; other sides sort on the driver") {
+    assert(SortedPartitions.supports(key(LongType), Nil))
+    assert(SortedPartitions.supports(key(DoubleType), Nil))
+    assert(SortedPartitions.supports(key(TimestampType), Nil))
+    assert(!SortedPartitions.supports(key(StringType), Nil))
+    assert(!SortedPartitions.supports(key(DecimalType(30, 2)), Nil))
+    assert(!SortedPartitions.supports(key(LongType), Seq(key(IntegerType))))
+  }
+}
