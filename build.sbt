@@ -18,12 +18,12 @@ def secondTestGroup(suite: String): Boolean = Set(
   "rangejoin.differential.FileScanDifferentialSuite",
   "rangejoin.spark.SubquerySuite",
   "rangejoin.features.FastPathSuite",
-  "rangejoin.differential.DistributedDifferentialSuite",
-  "rangejoin.differential.BandDistributedDifferentialSuite",
+  "rangejoin.differential.PlainDistributedSuite",
+  "rangejoin.differential.BandDistributedSuite",
   "rangejoin.features.CodegenSuite",
   "rangejoin.differential.KeyedExistenceDistributedSuite",
   "rangejoin.differential.BinnedDistributedSuite",
-  "rangejoin.differential.KeyedDistributedDifferentialSuite").contains(suite)
+  "rangejoin.differential.KeyedDistributedSuite").contains(suite)
 
 lazy val projectVersion: String = {
   val versionFile = file("python/rangejoin/_version.py")
@@ -148,6 +148,8 @@ lazy val root = (project in file("."))
     Test / javaOptions ++= sparkJavaOptions ++ Seq(
       "-Xmx4g", "-XX:+UseParallelGC",
       "-Dspark.testing=true",
+      // The test tier (rangejoin.differential.Tier): RANGEJOIN_TESTS=fast samples each differential family.
+      s"-Drangejoin.tests=${sys.env.getOrElse("RANGEJOIN_TESTS", "full")}",
       s"-Dspark.test.home=${pysparkHome.value}"),
     // local-cluster masters start executor JVMs from SPARK_HOME's jars.
     Test / envVars ++= Map(

@@ -4,7 +4,7 @@ import java.time._
 
 import scala.util.Random
 
-import org.apache.spark.sql.Row
+import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.sql.catalyst.optimizer.{BuildRight, BuildSide}
 import org.apache.spark.sql.types._
 
@@ -295,7 +295,7 @@ final case class BandCase(
      * (docs/semantics.md#errors): stock must raise, and rangejoin give stock Spark's answer with
      * the failing expression not failing (ANSI off), which is the answer the error hides.
      */
-    stockAloneRaises: Boolean = false) {
+    stockAloneRaises: Boolean = false) extends DifferentialCase {
 
   def bandSql: String = (writing, band.between) match {
     case (Writing.Between, Some(between)) => between
@@ -362,6 +362,46 @@ final case class BandCase(
    *  - otherwise either: a residual written first may itself drive, or pair with one of the
    *    band's conjuncts (rangejoin.planning.RangeCondition).
    */
+  override def register(spark: SparkSession): Unit = {
+    def table(side: Side, name: String): Unit = {
+      val rows = BandTables.rows(this, side)
+      val df = spark.createDataFrame(java.util.Arrays.asList(rows: _*), BandTables.schema(keyType.dataType))
+      val parts = if (side == Side.Left) partitions._1 else partitions._2
+      (if (parts > 1) df.repartition(parts) else df).createOrReplaceTempView(name)
+    }
+    table(Side.Left, "L")
+    table(Side.Right, "R")
+  }
+
+  /** Each side's rows, (id, x, lo, hi, v) each. */
+  override def dataShown: String = Seq(Side.Left, Side.Right)
+    .map(side => s"$side: ${BandTables.rows(this, side).map(Differential.render).mkString(" ")}").mkString("; ")
+
+  override def stockAloneMayRaise: Option[String] = Option.when(stockAloneRaises)("ARITHMETIC_OVERFLOW")
+
+  /**
+   * A range join exactly where the case expects one and stock Spark compared every pair (the
+   * optimizer removes a join with an empty side altogether), with the index the case expects
+   * ([[indexExpectation]]): a band where the band's conjuncts can pair, a SortedRun where they
+   * cannot.
+   */
+  override def planProblems(plans: Plans): Seq[String] = {
+    val planned = plans.planned(plans.stockNestedLoop && rangeJoinExpected(plans.ansi))
+    val index = plans.rangeJoins.headOption.toSeq.flatMap { join =>
+      plans.index match {
+        case None => Seq(s"no index named in '${join.simpleString(Int.MaxValue)}'")
+        case Some(name) => indexExpectation(plans.ansi, join.buildSide) match {
+          case IndexExpectation.Band(exact) =>
+            Option.when(name != "BandRun" && name != "IntervalIndex")(s"expected a band, got $name").toSeq ++
+              exact.filter(_ != name).map(e => s"expected $e with ${join.buildSide}, got $name")
+          case IndexExpectation.SortedRun => Option.when(name != "SortedRun")(s"expected a SortedRun, got $name").toSeq
+          case IndexExpectation.Unchecked => Nil
+        }
+      }
+    }
+    planned.toSeq ++ index
+  }
+
   def indexExpectation(ansi: Boolean, buildSide: BuildSide): IndexExpectation = {
     val conjuncts = atJoin(ansi)
     val (buffered, streamed) = if (buildSide == BuildRight) (Side.Right, Side.Left) else (Side.Left, Side.Right)

@@ -1,16 +1,11 @@
 package rangejoin.differential
 
-import org.apache.spark.SparkFunSuite
-import org.apache.spark.sql.internal.SQLConf
-import org.scalatest.funsuite.AnyFunSuite
-
-import rangejoin.RangeJoinConf
 /**
  * Differential tests of band and interval joins: two range conjuncts bounding one side from both
  * directions, which rangejoin searches as a band (BandRun: both bounds on one buffered key) or an
  * interval index (IntervalIndex: bounds on two buffered keys) rather than as one sorted run.
  * Every generated case ([[BandCases]]) runs with rangejoin off and on, and must give the same
- * answer, or raise an error of the same condition ([[BandDifferentialRunner]]); where rangejoin
+ * answer, or raise an error of the same condition ([[DifferentialRunner]]); where rangejoin
  * must take the join, its plan must name the index the band calls for.
  *
  * Why generated: a band's answer depends on both bounds' strictness, NULL at either end, empty,
@@ -35,65 +30,28 @@ object BandDifferentialSuites {
   def every(n: Int, offset: Int): Seq[BandCase] = all.filter(_.index % n == offset)
 }
 
-abstract class LocalBandDifferentialSuite(cases: Seq[BandCase], conf: (String, String)*)
-  extends SparkFunSuite with LocalDifferentialSession {
+class BandDifferentialSuite extends DifferentialSuite(BandDifferentialSuites.all)
 
-  protected lazy val runner = new BandDifferentialRunner(spark)
+class BandDifferentialAqeOffSuite extends DifferentialSuite(BandDifferentialSuites.every(3, 0)) with AqeOff
 
-  override protected def summary: String = runner.summary(getClass.getSimpleName)
-
-  cases.foreach { c => test(c.toString)(runner.check(c, conf)) }
-}
-
-class BandDifferentialSuite extends LocalBandDifferentialSuite(BandDifferentialSuites.all)
-
-class BandDifferentialAqeOffSuite extends LocalBandDifferentialSuite(
-  BandDifferentialSuites.every(3, 0), SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> "false")
-
-class BandDifferentialCodegenOffSuite extends LocalBandDifferentialSuite(
-  BandDifferentialSuites.every(3, 1),
-  SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false",
-  SQLConf.CODEGEN_FACTORY_MODE.key -> "NO_CODEGEN")
+class BandDifferentialCodegenOffSuite extends DifferentialSuite(BandDifferentialSuites.every(3, 1)) with CodegenOff
 
 /** Without ANSI, integer and decimal arithmetic wraps or gives NULL: more keys cannot fail. */
-class BandDifferentialAnsiOffSuite extends LocalBandDifferentialSuite(
-  BandDifferentialSuites.every(5, 2), SQLConf.ANSI_ENABLED.key -> "false")
+class BandDifferentialAnsiOffSuite extends DifferentialSuite(BandDifferentialSuites.every(5, 2)) with AnsiOff
+
+/** Every inner band join, with the side switch on every one it can take, swapping whenever it can. */
+class BandDifferentialSideSwitchSuite
+  extends DifferentialSuite(BandDifferentialSuites.all.filter(_.form == BandForm.Inner)) with SideSwitchEverywhere
 
 /**
- * Every inner band join, with the side switch planned for every one it can take, however small its sides,
- * and buffering the other side whenever it can.
+ * A third of the cases on `local-cluster[2,1,1024]`: broadcasts of the sorted buffered side (with
+ * its interval tree), task closures and the merged marks of the buffered side really cross
+ * processes. AQE on and off; every other inner band case with the side switch everywhere.
  */
-class BandDifferentialSideSwitchSuite extends LocalBandDifferentialSuite(
-  BandDifferentialSuites.all.filter(_.form == BandForm.Inner), RangeJoinConf.SideSwitchMinSize -> "0",
-  RangeJoinConf.SideSwitchMaxRatio -> "1000") {
-  // Registered after the cases, so it runs after them.
-  test("the switch ran, and buffered the other side") {
-    assert(runner.switches.swapped > 0,
-      s"${runner.switches.switched} switched, ${runner.switches.swapped} swapped")
-  }
-}
-
-/**
- * The same cases on `local-cluster[2,1,1024]`: two executor JVMs, so broadcasts of the sorted
- * buffered side (with its interval tree), task closures and the merged marks of the buffered side
- * really cross processes. AQE on and off. Executors load rangejoin's classes as
- * DistributedDifferentialSuite's do: with `spark.testing` set, Spark gives them the driver's class
- * path.
- */
-class BandDistributedDifferentialSuite extends AnyFunSuite with ClusterDifferentialSession {
-
-  private lazy val runner = new BandDifferentialRunner(spark)
-
-  override protected def summary: Option[String] = Some(runner.summary(getClass.getSimpleName))
-
-  for ((aqe, offset) <- Seq("true" -> 0, "false" -> 3); c <- BandDifferentialSuites.every(6, offset)) {
-    test(s"AQE $aqe: $c")(runner.check(c, Seq(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe)))
-  }
-  // Every other inner band case with the side switch on every join it can take, swapping whenever it can.
-  for (c <- BandDifferentialSuites.all.filter(_.form == BandForm.Inner).zipWithIndex.collect { case (c, i) if i % 2 == 0 => c }) {
-    test(s"side switch: $c")(runner.check(c,
-      Seq(RangeJoinConf.SideSwitchMinSize -> "0", RangeJoinConf.SideSwitchMaxRatio -> "1000")))
-  }
+class BandDistributedSuite extends DistributedDifferentialSuite {
+  checkAqeOnAndOff(BandDifferentialSuites.every(3, 0))
+  check("side switch", BandDifferentialSuites.all.filter(_.form == BandForm.Inner)
+    .zipWithIndex.collect { case (c, i) if i % 2 == 0 => c }, SideSwitchEverywhere.conf: _*)
   // Registered after the cases, so it runs after them.
   test("the side switch buffered the other side across executors") {
     assert(runner.switches.swapped > 0, s"${runner.switches.switched} switched, ${runner.switches.swapped} swapped")

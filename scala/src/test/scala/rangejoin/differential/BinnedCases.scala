@@ -3,6 +3,11 @@ package rangejoin.differential
 import scala.util.Random
 
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.execution.joins.{BroadcastNestedLoopJoinExec, CartesianProductExec, ShuffledHashJoinExec, SortMergeJoinExec}
+import org.apache.spark.sql.internal.SQLConf
+
+import rangejoin.RangeJoinConf
+import rangejoin.execution.ShuffledPiecewiseMergeJoinExec
 
 /**
  * Generated band and interval joins too large to broadcast (here: broadcasting switched off), for
@@ -16,13 +21,13 @@ import org.apache.spark.sql.SparkSession
  * points in one bin (skew), and sides with no row or one row.
  */
 final case class BinnedCase(index: Int, keyType: String, shape: String, condition: String,
-    equality: String, hint: String, conf: Seq[(String, String)], seed: Long, sizes: (Int, Int),
-    how: String = "JOIN") {
+    equality: String, hint: String, settings: Seq[(String, String)], seed: Long, sizes: (Int, Int),
+    how: String = "JOIN") extends DifferentialCase {
 
   def p: String = s"bp_$index"
   def i: String = s"bi_$index"
 
-  def query: String = {
+  def sql: String = {
     val on = (if (equality.isEmpty) "" else s"$equality AND ") + condition
     s"SELECT $hint * FROM $p p $how $i i ON $on".replace("  ", " ")
   }
@@ -31,8 +36,28 @@ final case class BinnedCase(index: Int, keyType: String, shape: String, conditio
     f"case $index%03d: $how $keyType $shape${if (equality.nonEmpty) s" with $equality" else ""}" +
       s"${if (hint.nonEmpty) s" $hint" else ""} sizes $sizes seed $seed"
 
+  /** Broadcasting off, in Spark and in rangejoin: no side can be buffered. */
+  override def conf: Seq[(String, String)] = Seq(
+    SQLConf.AUTO_BROADCASTJOIN_THRESHOLD.key -> "-1", RangeJoinConf.BroadcastThreshold -> "-1") ++ settings
+
+  /**
+   * Where both sides have rows, a shuffled equi-join with `RangeJoin` in the plan (rangejoin's
+   * ShuffledPiecewiseMergeJoin, or with `spark.rangejoin.shuffle.maxPartitionSize` -1, Spark's
+   * own), and no cartesian product or nested loop join.
+   */
+  override def planProblems(plans: Plans): Seq[String] = {
+    val joins = plans.ours.collect {
+      case j: SortMergeJoinExec => j
+      case j: ShuffledHashJoinExec => j
+      case j: ShuffledPiecewiseMergeJoinExec => j
+    }
+    val nestedLoops = plans.ours.collect { case j: CartesianProductExec => j; case j: BroadcastNestedLoopJoinExec => j }
+    val binned = joins.nonEmpty && nestedLoops.isEmpty && plans.ours.toString.contains("RangeJoin")
+    Option.when(sizes._1 > 0 && sizes._2 > 0 && !binned)("not an equi-join on bins").toSeq
+  }
+
   /** Creates this case's two views. */
-  def register(spark: SparkSession): Unit = {
+  override def register(spark: SparkSession): Unit = {
     val rnd = new Random(seed)
     val (points, intervals) = sizes
     val t = BinnedCases.types(keyType)

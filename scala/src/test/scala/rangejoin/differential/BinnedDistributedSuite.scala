@@ -4,7 +4,6 @@ import org.apache.spark.SparkConf
 import org.apache.spark.sql.execution.SortExec
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.apache.spark.sql.internal.SQLConf
-import org.scalatest.funsuite.AnyFunSuite
 
 import rangejoin.RangeJoinConf
 /**
@@ -18,9 +17,7 @@ import rangejoin.RangeJoinConf
  * intervals by a broadcast nested loop join. Then a share of the generated differential cases, AQE
  * on and off.
  */
-class BinnedDistributedSuite extends AnyFunSuite with ClusterDifferentialSession with AdaptiveSparkPlanHelper {
-
-  private lazy val runner = new BinnedDifferentialRunner(spark)
+class BinnedDistributedSuite extends DistributedDifferentialSuite with AdaptiveSparkPlanHelper {
 
   private val noBroadcast = Seq(
     SQLConf.AUTO_BROADCASTJOIN_THRESHOLD.key -> "-1", RangeJoinConf.BroadcastThreshold -> "-1")
@@ -120,7 +117,5 @@ class BinnedDistributedSuite extends AnyFunSuite with ClusterDifferentialSession
     }
   }
 
-  for ((aqe, offset) <- Seq("true" -> 0, "false" -> 7); c <- BinnedDifferentialSuites.all.filter(_.index % 14 == offset)) {
-    test(s"AQE $aqe: $c")(runner.check(c, Seq(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe)))
-  }
+  checkAqeOnAndOff(BinnedDifferentialSuites.all.filter(_.index % 7 == 0))
 }

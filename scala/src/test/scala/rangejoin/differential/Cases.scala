@@ -2,7 +2,7 @@ package rangejoin.differential
 
 import scala.util.Random
 
-import org.apache.spark.sql.Row
+import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.sql.types._
 
 import rangejoin.condition.RangeOp
@@ -107,7 +107,7 @@ final case class Case(
     leftShape: Shape,
     rightShape: Shape,
     partitions: (Int, Int),
-    seed: Long) {
+    seed: Long) extends DifferentialCase {
 
   def rangePredicate: String = {
     val (l, r) = (leftExpr("l.k"), rightExpr("r.k"))
@@ -136,6 +136,28 @@ final case class Case(
     !cartesianHinted &&
       (rangeFirst || (leftExpr.cannotFail(ansi) && rightExpr.cannotFail(ansi) && keyType.coercionCannotFail))
   }
+
+  /** L and R, from the seed, in the case's partitionings. */
+  override def register(spark: SparkSession): Unit = {
+    def table(side: Side, name: String): Unit = {
+      val kt = if (side == Side.Left) keyType.left else keyType.right
+      val df = spark.createDataFrame(java.util.Arrays.asList(Tables.rows(this, side): _*), Tables.schema(kt))
+      val parts = if (side == Side.Left) partitions._1 else partitions._2
+      (if (parts > 1) df.repartition(parts) else df).createOrReplaceTempView(name)
+    }
+    table(Side.Left, "L")
+    table(Side.Right, "R")
+  }
+
+  /**
+   * A range join exactly where the case expects one and stock Spark compared every pair (the
+   * optimizer may remove a join with an empty side altogether). Where stock Spark planned an
+   * equi-join (`IN` keeps its equality), a range join only with an index per key, whose rules
+   * KeyedDifferentialSuite asserts case by case.
+   */
+  override def planProblems(plans: Plans): Seq[String] =
+    if (plans.stockEquiJoin) plans.perKey.toSeq
+    else plans.planned(plans.stockNestedLoop && rangeJoinExpected(plans.ansi)).toSeq
 
   override def toString: String =
     f"[$index%03d] ${form.name} | ${keyType.name} | $rangePredicate | residual=${residual.name} | " +

@@ -5,78 +5,128 @@ import org.apache.spark.sql.internal.SQLConf
 import org.scalatest.funsuite.AnyFunSuite
 
 import rangejoin.RangeJoinConf
+
 /**
- * Differential tests: every generated case ([[Cases]]) runs with rangejoin off and on, and must
- * give the same answer ([[DifferentialRunner]]). The full set runs on a local session; subsets
- * run with adaptive execution off, with code generation off (whole-stage and expressions), with
- * ANSI mode off, and across executor JVMs.
+ * The test tier: `make test` runs every case; `make test-fast` (`-Drangejoin.tests=fast`) a
+ * slice of each differential family, spread over its cases so that every join form, key type
+ * and shape the family rotates through still occurs.
  */
-object DifferentialSuites {
-  /** 11 join forms x 4 operators x 2 orientations x 7 variants. */
-  val all: Seq[Case] = Cases.generate(variants = 7)
-  def every(n: Int, offset: Int): Seq[Case] = all.filter(_.index % n == offset)
+object Tier {
+  val fast: Boolean = sys.props.get("rangejoin.tests").contains("fast")
+
+  /** `cases`, or in the fast tier about `slice` of them, every n-th. */
+  def sample[C](cases: Seq[C], slice: Int = 30): Seq[C] =
+    if (!fast || cases.size <= slice) cases
+    else {
+      val n = (cases.size + slice - 1) / slice
+      cases.indices.collect { case i if i % n == 0 => cases(i) }
+    }
 }
 
-abstract class LocalDifferentialSuite(cases: Seq[Case], conf: (String, String)*)
-  extends SparkFunSuite with LocalDifferentialSession {
+/**
+ * A suite's settings beyond its cases' own. The variants below stack (`with AqeOff with
+ * AnsiOff`), as Spark's Enable/DisableAdaptiveExecutionSuite mix a setting into any suite.
+ */
+trait Variant {
+  def variant: Seq[(String, String)] = Nil
+}
 
-  protected lazy val runner = new DifferentialRunner(spark)
+trait AqeOff extends Variant {
+  abstract override def variant: Seq[(String, String)] =
+    super.variant :+ (SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> "false")
+}
 
-  override protected def validatePlanChanges: Boolean = true
+/** Whole-stage and expression code generation off: the interpreted paths. */
+trait CodegenOff extends Variant {
+  abstract override def variant: Seq[(String, String)] = super.variant ++ Seq(
+    SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false",
+    SQLConf.CODEGEN_FACTORY_MODE.key -> "NO_CODEGEN")
+}
+
+trait AnsiOff extends Variant {
+  abstract override def variant: Seq[(String, String)] = super.variant :+ (SQLConf.ANSI_ENABLED.key -> "false")
+}
+
+/**
+ * The side switch planned for every inner join it can take, however small its sides, and
+ * buffering the other side whenever it can: the swapped join on every shape of data (the choice
+ * itself: features.SideSwitchSuite). A test registered after the cases asserts that it swapped.
+ */
+trait SideSwitchEverywhere extends Variant { this: DifferentialSuite =>
+  abstract override def variant: Seq[(String, String)] = super.variant ++ SideSwitchEverywhere.conf
+
+  test("the switch ran, and buffered the other side") {
+    assert(runner.switches.swapped > 0, s"${runner.switches.switched} switched, ${runner.switches.swapped} swapped")
+  }
+}
+
+object SideSwitchEverywhere {
+  val conf: Seq[(String, String)] = Seq(RangeJoinConf.SideSwitchMinSize -> "0", RangeJoinConf.SideSwitchMaxRatio -> "1000")
+}
+
+/**
+ * A differential family's cases on the shared local session, each run with rangejoin off and on
+ * by the one [[DifferentialRunner]], under the suite's [[Variant]].
+ */
+abstract class DifferentialSuite(cases: Seq[DifferentialCase])
+  extends SparkFunSuite with LocalDifferentialSession with Variant {
+
+  lazy val runner = new DifferentialRunner(spark)
 
   override protected def summary: String = runner.summary(getClass.getSimpleName)
 
-  cases.foreach { c => test(c.toString)(runner.check(c, conf)) }
-}
-
-class DifferentialSuite extends LocalDifferentialSuite(DifferentialSuites.all)
-
-class DifferentialAqeOffSuite extends LocalDifferentialSuite(
-  DifferentialSuites.every(3, 0), SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> "false")
-
-class DifferentialCodegenOffSuite extends LocalDifferentialSuite(
-  DifferentialSuites.every(3, 1),
-  SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false",
-  SQLConf.CODEGEN_FACTORY_MODE.key -> "NO_CODEGEN")
-
-class DifferentialAnsiOffSuite extends LocalDifferentialSuite(
-  DifferentialSuites.every(5, 2), SQLConf.ANSI_ENABLED.key -> "false")
-
-/**
- * Every inner join, with the side switch planned for every one it can take, however small its sides, and
- * buffering the other side whenever it can: the swapped join on every shape of data (the choice
- * itself: features.SideSwitchSuite).
- */
-class DifferentialSideSwitchSuite extends LocalDifferentialSuite(
-  DifferentialSuites.all.filter(_.form == JoinForm.Inner), RangeJoinConf.SideSwitchMinSize -> "0",
-  RangeJoinConf.SideSwitchMaxRatio -> "1000") {
-  // Registered after the cases, so it runs after them.
-  test("the switch ran, and buffered the other side") {
-    assert(runner.switches.swapped > 0,
-      s"${runner.switches.switched} switched, ${runner.switches.swapped} swapped")
-  }
+  Tier.sample(cases).foreach { c => test(c.toString)(runner.check(c, variant)) }
 }
 
 /**
- * The same cases on `local-cluster[2,1,1024]`: two executor JVMs, so broadcasts, task closures and
- * the merged marks of the buffered side really cross processes. AQE on and off.
+ * A differential family's cases on `local-cluster[2,1,1024]`: two executor JVMs, so broadcasts,
+ * task closures, shuffles and the merged marks of a buffered side really cross processes.
+ * `check` registers cases under a label and settings (adaptive execution on and off, typically).
  */
-class DistributedDifferentialSuite extends AnyFunSuite with ClusterDifferentialSession {
+abstract class DistributedDifferentialSuite extends AnyFunSuite with ClusterDifferentialSession {
 
-  private lazy val runner = new DifferentialRunner(spark)
+  lazy val runner = new DifferentialRunner(spark)
 
   override protected def summary: Option[String] = Some(runner.summary(getClass.getSimpleName))
 
-  for ((aqe, offset) <- Seq("true" -> 0, "false" -> 3); c <- DifferentialSuites.every(6, offset)) {
-    test(s"AQE $aqe: $c")(runner.check(c, Seq(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe)))
-  }
+  protected def check(label: String, cases: Seq[DifferentialCase], conf: (String, String)*): Unit =
+    Tier.sample(cases).foreach { c => test(s"$label: $c")(runner.check(c, conf)) }
+
+  /** Every other case with adaptive execution on, the rest with it off. */
+  protected def checkAqeOnAndOff(cases: Seq[DifferentialCase], conf: (String, String)*): Unit =
+    for ((aqe, offset) <- Seq("true" -> 0, "false" -> 1)) {
+      check(s"AQE $aqe", cases.indices.collect { case i if i % 2 == offset => cases(i) },
+        conf :+ (SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe): _*)
+    }
+}
+
+/**
+ * The plain family: every generated case ([[Cases]]: 11 join forms x 4 operators x 2
+ * orientations x 7 variants) with rangejoin off and on; subsets with adaptive execution off,
+ * with code generation off, with ANSI mode off, with the side switch everywhere, and across
+ * executor JVMs.
+ */
+object PlainCases {
+  val all: Seq[Case] = Cases.generate(variants = 7)
+  def every(n: Int, offset: Int): Seq[Case] = all.filter(_.index % n == offset)
+  def inner: Seq[Case] = all.filter(_.form == JoinForm.Inner)
+}
+
+class PlainDifferentialSuite extends DifferentialSuite(PlainCases.all)
+
+class PlainDifferentialAqeOffSuite extends DifferentialSuite(PlainCases.every(3, 0)) with AqeOff
+
+class PlainDifferentialCodegenOffSuite extends DifferentialSuite(PlainCases.every(3, 1)) with CodegenOff
+
+class PlainDifferentialAnsiOffSuite extends DifferentialSuite(PlainCases.every(5, 2)) with AnsiOff
+
+class PlainDifferentialSideSwitchSuite extends DifferentialSuite(PlainCases.inner) with SideSwitchEverywhere
+
+class PlainDistributedSuite extends DistributedDifferentialSuite {
+  checkAqeOnAndOff(PlainCases.every(3, 0))
   // The inner cases with the side switch on every join it can take, swapping whenever it can:
   // the pass over the keys, the filtered side's broadcast and the streamed large side, across JVMs.
-  private val inner = DifferentialSuites.all.filter(_.form == JoinForm.Inner)
-  for ((aqe, offset) <- Seq("true" -> 0, "false" -> 1); c <- inner.zipWithIndex.collect { case (c, i) if i % 2 == offset => c }) {
-    test(s"side switch, AQE $aqe: $c")(runner.check(c, Seq(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe,
-      RangeJoinConf.SideSwitchMinSize -> "0", RangeJoinConf.SideSwitchMaxRatio -> "1000")))
-  }
+  checkAqeOnAndOff(PlainCases.inner, SideSwitchEverywhere.conf: _*)
   // Registered after the cases, so it runs after them.
   test("the side switch buffered the other side across executors") {
     assert(runner.switches.swapped > 0, s"${runner.switches.switched} switched, ${runner.switches.swapped} swapped")

@@ -2,15 +2,12 @@ package rangejoin.differential
 
 import scala.util.Random
 
-import org.apache.spark.SparkFunSuite
 import org.apache.spark.sql.{Row, SparkSession}
-import org.apache.spark.sql.execution.joins.{BroadcastHashJoinExec, ShuffledHashJoinExec, SortMergeJoinExec}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types._
-import org.scalatest.funsuite.AnyFunSuite
 
 import rangejoin.RangeJoinConf
-import rangejoin.execution.{PiecewiseMergeJoinLike, ShuffledPiecewiseMergeJoinExec}
+import rangejoin.execution.ShuffledPiecewiseMergeJoinExec
 /**
  * Differential tests of equality keys plus a range (`l.g = r.g AND l.x BETWEEN r.lo AND r.hi`),
  * which rangejoin runs with a per-key index where Spark runs a hash or sort-merge join that
@@ -89,7 +86,7 @@ object KeyedCases {
     Data("empty right", 40, 0), Data("one right row", 40, 1))
 
   final case class KeyedCase(index: Int, key: KeyKind, shape: Shape, rangeType: RangeType, form: Form,
-      hint: String, data: Data, keyFirst: Boolean) {
+      hint: String, data: Data, keyFirst: Boolean, shuffled: Boolean = false) extends DifferentialCase {
     def condition: String = if (keyFirst) s"${key.sql} AND ${shape.sql}" else s"${shape.sql} AND ${key.sql}"
     def sql: String = form.sql(condition, hint)
     /** Whether rangejoin must take the join when Spark plans it as an equi-join. */
@@ -97,6 +94,38 @@ object KeyedCases {
     override def toString: String =
       s"#$index ${form.name} ${shape.name} on ${key.name}, ${rangeType.name}, ${data.name}, " +
         s"${if (hint.isEmpty) "no hint" else hint}${if (keyFirst) "" else ", keys last"}"
+
+    override def register(spark: SparkSession): Unit = {
+      def table(left: Boolean, name: String): Unit = {
+        val df = spark.createDataFrame(java.util.Arrays.asList(rows(this, left): _*), tableSchema(rangeType))
+        (if (left) df.repartition(3) else df).createOrReplaceTempView(name)
+      }
+      table(left = true, "L")
+      table(left = false, "R")
+    }
+
+    override def conf: Seq[(String, String)] = if (shuffled) KeyedShuffled.conf else Nil
+
+    // The documented converse (docs/semantics.md#errors): a pair with a NULL range key is never a
+    // candidate, so a residual after the range is not evaluated on it, where Spark's AND
+    // evaluates it.
+    override def stockAloneMayRaise: Option[String] = Option.when(shape.residualFails)("DIVIDE_BY_ZERO")
+
+    /**
+     * Where stock Spark plans an equi-join and the case expects rangejoin, a range join per key
+     * (or, for a semi or anti join with one bound, the keyed existence rewrite, named `RangeJoin`
+     * in the plan); shuffled where no side can be broadcast; never an index that is not per key.
+     */
+    override def planProblems(plans: Plans): Seq[String] = {
+      val shown = plans.rangeJoins.nonEmpty || plans.ours.toString.contains("RangeJoin")
+      val rewritten = plans.ours.toString.contains("RangeJoinM")
+      val isShuffled = plans.rangeJoins.exists(_.isInstanceOf[ShuffledPiecewiseMergeJoinExec])
+      Seq(
+        Option.when(shuffled && expectPlanned && plans.stockEquiJoin && !isShuffled && !rewritten)(
+          "expected a ShuffledPiecewiseMergeJoin: no side can be broadcast"),
+        Option.when(plans.stockEquiJoin && expectPlanned && !shown)("expected a per-key range join"),
+        plans.perKey).flatten
+    }
   }
 
   /** Every form with every shape, each several times over the other dimensions in rotation. */
@@ -132,122 +161,32 @@ object KeyedCases {
   }
 }
 
-/** Runs [[KeyedCases]] on a session: stock Spark against rangejoin, answers and plans. */
-final class KeyedDifferentialRunner(spark: SparkSession, expectShuffled: Boolean = false) {
-  import KeyedCases._
-
-  var cases = 0
-  var planned = 0
-  var nullKeyConverse = 0
-
-  def summary: String = s"$cases cases, $planned planned a PiecewiseMergeJoin per key, " +
-    s"$nullKeyConverse raised in stock Spark alone (a NULL range key's pair)"
-
-  def check(c: KeyedCase, conf: Seq[(String, String)]): Unit = {
-    def table(left: Boolean, name: String): Unit = {
-      val df = spark.createDataFrame(java.util.Arrays.asList(rows(c, left): _*), tableSchema(c.rangeType))
-      (if (left) df.repartition(3) else df).createOrReplaceTempView(name)
-    }
-    table(left = true, "L")
-    table(left = false, "R")
-    val (stockPlan, stock, _) = Differential.run(spark, c.sql, conf :+ (RangeJoinConf.Enabled -> "false"))
-    val (ourPlan, ours, _) = Differential.run(spark, c.sql, conf :+ (RangeJoinConf.Enabled -> "true"))
-    def describe = s"$c\n  query: ${c.sql}\n  stock plan:\n$stockPlan\n  rangejoin plan:\n$ourPlan"
-
-    val stockEquiJoin = stockPlan.exists {
-      case _: BroadcastHashJoinExec | _: ShuffledHashJoinExec | _: SortMergeJoinExec => true
-      case _ => false
-    }
-    val joins = ourPlan.collect { case j: PiecewiseMergeJoinLike => j }
-    val shuffled = joins.exists(_.isInstanceOf[ShuffledPiecewiseMergeJoinExec])
-    // A keyed semi or anti join with one bound may instead be rewritten before planning; either
-    // way its plan names rangejoin.
-    val rangejoinShown = joins.nonEmpty || ourPlan.toString.contains("RangeJoin")
-    val problems = Seq(
-      // (A semi or anti join with one bound is reduced to each key's extreme first, one row per
-      // key, which Spark's own join then serves.)
-      if (expectShuffled && c.expectPlanned && stockEquiJoin && !shuffled && !ourPlan.toString.contains("RangeJoinM"))
-        Some("expected a ShuffledPiecewiseMergeJoin: no side can be broadcast") else None,
-      (stock, ours) match {
-        case (Rows(a), Rows(b)) if a != b => Some(s"answers differ\n${Differential.diff(a, b)}")
-        case (Raised(a, _), Raised(b, _)) if a != b => Some(s"errors differ: stock $a, rangejoin $b")
-        case (Rows(_), Raised(e, m)) => Some(s"rangejoin raised $e: $m")
-        // The documented converse (docs/semantics.md#errors): a pair with a NULL range key is
-        // never a candidate, so a residual after the range is not evaluated on it, where Spark's
-        // AND evaluates it. Rangejoin must then give stock Spark's answer without ANSI.
-        case (Raised("DIVIDE_BY_ZERO", _), Rows(b)) if c.shape.residualFails =>
-          nullKeyConverse += 1
-          Differential.run(spark, c.sql, conf ++ Seq(RangeJoinConf.Enabled -> "false",
-              SQLConf.ANSI_ENABLED.key -> "false"))._2 match {
-            case Rows(withoutAnsi) if withoutAnsi == b => None
-            case other => Some(s"stock raised, and without ANSI gave $other, not rangejoin's $b")
-          }
-        case (Raised(e, m), Rows(_)) => Some(s"stock raised $e ($m), rangejoin answered")
-        case _ => None
-      },
-      if (stockEquiJoin && c.expectPlanned && !rangejoinShown) Some("expected a per-key range join") else None,
-      if (joins.exists(j => !j.simpleString(Int.MaxValue).contains(" per key"))) Some("index not per key") else None
-    ).flatten
-    if (problems.nonEmpty) throw new AssertionError(s"${problems.mkString("; ")}: $describe")
-    cases += 1
-    if (joins.nonEmpty) planned += 1
-  }
-}
-
 object KeyedShuffled {
   /** No side can be broadcast: both thresholds off, and the cases' BROADCAST hints dropped. */
   val conf: Seq[(String, String)] = Seq(SQLConf.AUTO_BROADCASTJOIN_THRESHOLD.key -> "-1",
     RangeJoinConf.BroadcastThreshold -> "-1", SQLConf.SHUFFLE_PARTITIONS.key -> "3")
 
-  def cases(variants: Int): Seq[KeyedCases.KeyedCase] = KeyedCases.generate(variants).map(_.copy(hint = ""))
+  def cases(variants: Int): Seq[KeyedCases.KeyedCase] =
+    KeyedCases.generate(variants).map(_.copy(hint = "", shuffled = true))
 }
 
-abstract class LocalKeyedDifferentialSuite(variants: Int, conf: (String, String)*)
-  extends SparkFunSuite with LocalDifferentialSession {
+class KeyedDifferentialSuite extends DifferentialSuite(KeyedCases.generate(4))
 
-  private lazy val runner = new KeyedDifferentialRunner(spark)
+class KeyedDifferentialAqeOffCodegenOffSuite extends DifferentialSuite(KeyedCases.generate(1)) with AqeOff with CodegenOff
 
-  override protected def summary: String = runner.summary
-
-  KeyedCases.generate(variants).foreach { c => test(c.toString)(runner.check(c, conf)) }
-}
+class KeyedDifferentialAnsiOffSuite extends DifferentialSuite(KeyedCases.generate(1)) with AnsiOff
 
 /**
  * The same cases with no side that can be broadcast: Spark plans sort-merge joins, rangejoin the
- * shuffled per-key index (ShuffledPiecewiseMergeJoin), in generated code and without.
+ * shuffled per-key index (ShuffledPiecewiseMergeJoin); every third without generated code.
  */
-class KeyedShuffledDifferentialSuite extends SparkFunSuite with LocalDifferentialSession {
+class KeyedShuffledDifferentialSuite extends DifferentialSuite(KeyedShuffled.cases(2).filter(_.index % 3 != 2))
 
-  private lazy val runner = new KeyedDifferentialRunner(spark, expectShuffled = true)
-
-  override protected def summary: String = runner.summary
-
-  for (c <- KeyedShuffled.cases(2)) {
-    val codegen = if (c.index % 3 == 2) Seq(SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false") else Nil
-    test(s"$c${if (codegen.nonEmpty) ", no codegen" else ""}")(runner.check(c, KeyedShuffled.conf ++ codegen))
-  }
-}
-
-class KeyedDifferentialSuite extends LocalKeyedDifferentialSuite(4)
-
-class KeyedDifferentialAqeOffCodegenOffSuite extends LocalKeyedDifferentialSuite(1,
-  SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> "false", SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false")
-
-class KeyedDifferentialAnsiOffSuite extends LocalKeyedDifferentialSuite(1, SQLConf.ANSI_ENABLED.key -> "false")
+class KeyedShuffledCodegenOffSuite extends DifferentialSuite(KeyedShuffled.cases(2).filter(_.index % 3 == 2)) with CodegenOff
 
 /** The same cases across two executor JVMs (`local-cluster`), adaptive execution on and off. */
-class KeyedDistributedDifferentialSuite extends AnyFunSuite with ClusterDifferentialSession {
-
-  private lazy val runner = new KeyedDifferentialRunner(spark)
-
-  override protected def summary: Option[String] = Some(runner.summary)
-
-  for (aqe <- Seq("true", "false"); c <- KeyedCases.generate(1).filter(_.index % 2 == (if (aqe == "true") 0 else 1))) {
-    test(s"AQE $aqe: $c")(runner.check(c, Seq(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe)))
-  }
-
+class KeyedDistributedSuite extends DistributedDifferentialSuite {
+  checkAqeOnAndOff(KeyedCases.generate(1))
   // Shuffled: each executor sorts its own partitions of the buffered side.
-  for (aqe <- Seq("true", "false"); c <- KeyedShuffled.cases(1).filter(_.index % 4 == (if (aqe == "true") 0 else 2))) {
-    test(s"shuffled, AQE $aqe: $c")(runner.check(c, KeyedShuffled.conf :+ (SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe)))
-  }
+  checkAqeOnAndOff(KeyedShuffled.cases(1).filter(_.index % 2 == 0))
 }

@@ -15,8 +15,19 @@ import rangejoin.planning.KeyedExistence
  * One query of the keyed existence suites: its SQL, whether rangejoin must rewrite it
  * (planning.KeyedExistence) or leave it, and the settings it runs under.
  */
-final case class KeyedCase(name: String, sql: String, rewrite: Boolean, conf: Seq[(String, String)] = Nil) {
+final case class ExistenceCase(name: String, sql: String, rewrite: Boolean, settings: Seq[(String, String)] = Nil)
+  extends DifferentialCase {
+
   override def toString: String = name
+
+  /** Sides too large for rangejoin to buffer, unless a case says otherwise (the per-key index's cases). */
+  override def conf: Seq[(String, String)] = (RangeJoinConf.BroadcastThreshold -> "-1") +: settings
+
+  /** Stock Spark's plan never holds the rewrite's aggregate; rangejoin's exactly when the case says. */
+  override def planProblems(plans: Plans): Seq[String] = Seq(
+    Option.when(KeyedExistenceCases.rewritten(plans.stock))("rangejoin off but rewritten"),
+    Option.when(KeyedExistenceCases.rewritten(plans.ours) != rewrite)(
+      s"expected ${if (rewrite) "the" else "no"} rewrite")).flatten
 }
 
 /**
@@ -154,74 +165,74 @@ object KeyedExistenceCases {
   private def range(op: String, rightFirst: Boolean) = if (rightFirst) s"i.y $op p.x" else s"p.x $op i.y"
 
   /** Every type, operator and operand order, each with one of the forms, in turn. */
-  def main: Seq[KeyedCase] = {
+  def main: Seq[ExistenceCase] = {
     val combos = for (t <- types; op <- ops; rightFirst <- Seq(false, true)) yield (t, op, rightFirst)
     combos.zipWithIndex.map { case ((t, op, rightFirst), k) =>
       val f = forms((k + k / 8) % forms.size)
       val r = range(op, rightFirst)
-      KeyedCase(s"${t.name} ${f.name} $r", f.sql(s"P_${t.name}", s"I_${t.name}", r), rewrite = true)
+      ExistenceCase(s"${t.name} ${f.name} $r", f.sql(s"P_${t.name}", s"I_${t.name}", r), rewrite = true)
     }
   }
 
   /** Empty, one-row and all-NULL sides, for every type. */
-  def edges: Seq[KeyedCase] = for {
+  def edges: Seq[ExistenceCase] = for {
     (t, k) <- types.zipWithIndex
     ((p, i), j) <- Seq(("P_" + t.name, s"I_${t.name}_empty"), ("P_" + t.name, s"I_${t.name}_one"),
       (s"P_${t.name}_empty", "I_" + t.name), ("P_" + t.name, s"I_${t.name}_nulls")).zipWithIndex
   } yield {
     val f = Seq(forms(0), forms(1), form("NOT IN"))((k + j) % 3)
     val r = range(ops((k + j) % 4), rightFirst = k % 2 == 1)
-    KeyedCase(s"${t.name} ${f.name} $p x $i $r", f.sql(p, i, r), rewrite = true)
+    ExistenceCase(s"${t.name} ${f.name} $p x $i $r", f.sql(p, i, r), rewrite = true)
   }
 
   /** `2 * p.x` overflows under ANSI: Spark raises only where it evaluates it, and so must the rewrite. */
-  def overflow: Seq[KeyedCase] = {
+  def overflow: Seq[ExistenceCase] = {
     val scenarios = Seq("small", "matched", "unmatched", "nulls", "nullkey")
     def points(g: String) = s"(SELECT id, c, n, x FROM P_ovf WHERE g = '$g')"
     val ansi = for {
       g <- scenarios
       (cond, order) <- Seq(("i.y > 2 * p.x", "right first"), ("2 * p.x < i.y", "left first"))
       f <- Seq(forms(0), forms(1), form("NOT IN"))
-    } yield KeyedCase(s"overflow $g ${f.name} $order", f.sql(points(g), "I_ovf", cond), rewrite = true)
+    } yield ExistenceCase(s"overflow $g ${f.name} $order", f.sql(points(g), "I_ovf", cond), rewrite = true)
     val noAnsi = scenarios.map { g =>
-      KeyedCase(s"overflow $g ${forms(4).name} ANSI off", forms(4).sql(points(g), "I_ovf", "2 * p.x < i.y"),
+      ExistenceCase(s"overflow $g ${forms(4).name} ANSI off", forms(4).sql(points(g), "I_ovf", "2 * p.x < i.y"),
         rewrite = true, Seq("spark.sql.ansi.enabled" -> "false"))
     }
     ansi ++ noAnsi
   }
 
   /** Collated keys, equality and range: UTF8_LCASE orders and groups case-insensitively. */
-  def collated: Seq[KeyedCase] = (ops :+ "<").zipWithIndex.map { case (op, k) =>
+  def collated: Seq[ExistenceCase] = (ops :+ "<").zipWithIndex.map { case (op, k) =>
     val f = Seq(forms(0), forms(1), forms(5), forms(4), form("NOT IN"))(k)
     // Before the rule sees an explicit join, Spark has turned its collated equality into one of
     // collationkey(...) values, a function rangejoin does not know cannot fail: declined. An
     // EXISTS subquery's correlated condition still has the collated equality itself.
-    KeyedCase(s"UTF8_LCASE ${f.name} $op", f.sql("P_lcase", "I_lcase", s"p.x $op i.y"),
+    ExistenceCase(s"UTF8_LCASE ${f.name} $op", f.sql("P_lcase", "I_lcase", s"p.x $op i.y"),
       rewrite = f.name != "LEFT ANTI JOIN")
   }
 
   /** `IN` and `NOT IN` where NULLs decide: on the subquery side, on the left, or an empty subquery. */
-  def subqueries: Seq[KeyedCase] = {
+  def subqueries: Seq[ExistenceCase] = {
     val (p, i) = ("P_bigint", "I_bigint")
     Seq(
-      KeyedCase("NOT IN, empty subquery side",
+      ExistenceCase("NOT IN, empty subquery side",
         s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM ${i}_empty i WHERE i.y > p.x)", true),
-      KeyedCase("NOT IN, NULL keys on the left only",
+      ExistenceCase("NOT IN, NULL keys on the left only",
         s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM $i i WHERE i.y >= p.x AND i.c IS NOT NULL)", true),
-      KeyedCase("NOT IN in an OR",
+      ExistenceCase("NOT IN in an OR",
         s"SELECT * FROM $p p WHERE p.n = 1 OR p.c NOT IN (SELECT i.c FROM $i i WHERE i.y <= p.x)", true),
-      KeyedCase("NOT IN, the range key also the value",
+      ExistenceCase("NOT IN, the range key also the value",
         s"SELECT * FROM $p p WHERE p.x NOT IN (SELECT i.y FROM $i i WHERE i.y > p.x - 2)", true),
-      KeyedCase("NOT IN, the value also a correlated key",
+      ExistenceCase("NOT IN, the value also a correlated key",
         s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM $i i WHERE i.c <=> p.c AND i.y < p.x)", true),
-      KeyedCase("NOT IN, all range keys NULL",
+      ExistenceCase("NOT IN, all range keys NULL",
         s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM ${i}_nulls i WHERE i.y < p.x)", true),
-      KeyedCase("NOT IN, NULL values only",
+      ExistenceCase("NOT IN, NULL values only",
         s"SELECT * FROM $p p WHERE p.n NOT IN (SELECT CAST(NULL AS INT) AS n FROM $i i WHERE i.y < p.x)", true),
-      KeyedCase("IN over an expression", s"SELECT * FROM $p p WHERE coalesce(p.n, 1) IN (SELECT i.n FROM $i i WHERE i.y < p.x)", true),
-      KeyedCase("NOT IN, nothing nullable, no side to buffer",
+      ExistenceCase("IN over an expression", s"SELECT * FROM $p p WHERE coalesce(p.n, 1) IN (SELECT i.n FROM $i i WHERE i.y < p.x)", true),
+      ExistenceCase("NOT IN, nothing nullable, no side to buffer",
         s"SELECT * FROM $p p WHERE coalesce(p.id, -1) NOT IN (SELECT coalesce(i.id, -2) FROM $i i WHERE i.y < p.x)", true),
-      KeyedCase("NOT IN, AQE off", s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM $i i WHERE p.x >= i.y)", true,
+      ExistenceCase("NOT IN, AQE off", s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM $i i WHERE p.x >= i.y)", true,
         Seq("spark.sql.adaptive.enabled" -> "false")))
   }
 
@@ -230,65 +241,65 @@ object KeyedExistenceCases {
    * every key cannot fail (and, for NOT IN, none can be NULL), and rewrites it where one may
    * (`2 * p.x` under ANSI) and for a NOT IN over nullable values or columns.
    */
-  def perKeyIndex: Seq[KeyedCase] = {
+  def perKeyIndex: Seq[ExistenceCase] = {
     val (p, i) = ("P_bigint", "I_bigint")
     val buffered = Seq(RangeJoinConf.BroadcastThreshold -> "10m")
     Seq(
-      KeyedCase("buffered: EXISTS", exists(p, i, "i.c = p.c AND i.y > p.x"), false, buffered),
-      KeyedCase("buffered: NOT EXISTS", notExists(p, i, "p.x <= i.y AND i.c <=> p.c"), false, buffered),
-      KeyedCase("buffered: LEFT ANTI JOIN", s"SELECT * FROM $p p LEFT ANTI JOIN $i i ON i.c = p.c AND p.x < i.y",
+      ExistenceCase("buffered: EXISTS", exists(p, i, "i.c = p.c AND i.y > p.x"), false, buffered),
+      ExistenceCase("buffered: NOT EXISTS", notExists(p, i, "p.x <= i.y AND i.c <=> p.c"), false, buffered),
+      ExistenceCase("buffered: LEFT ANTI JOIN", s"SELECT * FROM $p p LEFT ANTI JOIN $i i ON i.c = p.c AND p.x < i.y",
         false, buffered),
-      KeyedCase("buffered: IN", s"SELECT * FROM $p p WHERE p.c IN (SELECT i.c FROM $i i WHERE i.y < p.x)", false, buffered),
-      KeyedCase("buffered: EXISTS OR", forms(2).sql(p, i, "p.x < i.y"), false, buffered),
-      KeyedCase("buffered: a left range key that may fail", exists(p, i, "i.c = p.c AND i.y > 2 * p.x"), true, buffered),
-      KeyedCase("buffered: NOT IN", s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM $i i WHERE i.y < p.x)",
+      ExistenceCase("buffered: IN", s"SELECT * FROM $p p WHERE p.c IN (SELECT i.c FROM $i i WHERE i.y < p.x)", false, buffered),
+      ExistenceCase("buffered: EXISTS OR", forms(2).sql(p, i, "p.x < i.y"), false, buffered),
+      ExistenceCase("buffered: a left range key that may fail", exists(p, i, "i.c = p.c AND i.y > 2 * p.x"), true, buffered),
+      ExistenceCase("buffered: NOT IN", s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM $i i WHERE i.y < p.x)",
         true, buffered),
-      KeyedCase("buffered: NOT IN in an OR",
+      ExistenceCase("buffered: NOT IN in an OR",
         s"SELECT * FROM $p p WHERE p.n = 1 OR p.c NOT IN (SELECT i.c FROM $i i WHERE i.y <= p.x)", true, buffered),
       // Values and columns that cannot be NULL: Spark's anti join keys on plain equality, which
       // the index takes. Parquet columns are nullable, so coalesce makes them not.
-      KeyedCase("buffered: NOT IN, nothing nullable",
+      ExistenceCase("buffered: NOT IN, nothing nullable",
         s"SELECT * FROM $p p WHERE coalesce(p.id, -1) NOT IN (SELECT coalesce(i.id, -2) FROM $i i WHERE i.y < p.x)",
         false, buffered),
-      KeyedCase("buffered: NOT IN in an OR, nothing nullable",
+      ExistenceCase("buffered: NOT IN in an OR, nothing nullable",
         s"SELECT * FROM $p p WHERE p.n = 1 OR coalesce(p.n, 7) NOT IN (SELECT coalesce(i.n, 0) FROM $i i WHERE i.y <= p.x)",
         false, buffered),
-      KeyedCase("buffered: NOT IN, two columns, nothing nullable",
+      ExistenceCase("buffered: NOT IN, two columns, nothing nullable",
         s"SELECT * FROM $p p WHERE (coalesce(p.c, 'c1'), coalesce(p.n, 0)) NOT IN " +
           s"(SELECT coalesce(i.c, 'c2'), coalesce(i.n, 1) FROM $i i WHERE i.y >= p.x AND i.c <=> p.c)",
         false, buffered),
-      KeyedCase("buffered: NOT IN, a nullable column",
+      ExistenceCase("buffered: NOT IN, a nullable column",
         s"SELECT * FROM $p p WHERE coalesce(p.n, 7) NOT IN (SELECT i.n FROM $i i WHERE i.y < p.x)", true, buffered),
-      KeyedCase("buffered: NOT IN, a nullable value",
+      ExistenceCase("buffered: NOT IN, a nullable value",
         s"SELECT * FROM $p p WHERE p.n NOT IN (SELECT coalesce(i.n, 0) FROM $i i WHERE i.y < p.x)", true, buffered),
-      KeyedCase("buffered: equality keys off", exists(p, i, "i.c = p.c AND i.y > p.x"), true,
+      ExistenceCase("buffered: equality keys off", exists(p, i, "i.c = p.c AND i.y > p.x"), true,
         buffered :+ (RangeJoinConf.EqualityKeys -> "false")),
-      KeyedCase("buffered: collated key", exists("P_lcase", "I_lcase", "i.c = p.c AND p.x < i.y"), true, buffered))
+      ExistenceCase("buffered: collated key", exists("P_lcase", "I_lcase", "i.c = p.c AND p.x < i.y"), true, buffered))
   }
 
   /** Shapes the rewrite must leave to Spark, each with stock Spark's answer. */
-  def declined: Seq[KeyedCase] = {
+  def declined: Seq[ExistenceCase] = {
     val p = "P_bigint"
     val i = "I_bigint"
     Seq(
-      KeyedCase("NOT IN, a value that may fail",
+      ExistenceCase("NOT IN, a value that may fail",
         s"SELECT * FROM $p p WHERE upper(p.c) NOT IN (SELECT i.c FROM $i i WHERE i.y > p.x)", false),
-      KeyedCase("NOT IN, not correlated", s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM $i i WHERE i.y > 0)", false),
-      KeyedCase("NOT IN, two inequalities",
+      ExistenceCase("NOT IN, not correlated", s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM $i i WHERE i.y > 0)", false),
+      ExistenceCase("NOT IN, two inequalities",
         s"SELECT * FROM $p p WHERE p.c NOT IN (SELECT i.c FROM $i i WHERE i.y > p.x AND i.y < p.x + 5)", false),
-      KeyedCase("IN, a residual",
+      ExistenceCase("IN, a residual",
         s"SELECT * FROM $p p WHERE p.c IN (SELECT i.c FROM $i i WHERE i.y > p.x AND i.n + p.n <> 2)", false),
-      KeyedCase("a residual", exists(p, i, "i.c = p.c AND i.y > p.x AND i.n + p.n <> 2"), false),
-      KeyedCase("two inequalities", exists(p, i, "i.c = p.c AND i.y > p.x AND i.y < p.x + 5"), false),
-      KeyedCase("no equality (the fast path's)", exists(p, i, "i.y > p.x"), false),
-      KeyedCase("a right range key that may fail", exists(p, i, "i.c = p.c AND i.y * 2 > p.x"), false),
-      KeyedCase("a right equality key that may fail", exists(p, i, "upper(i.c) = p.c AND i.y > p.x"), false),
-      KeyedCase("a left equality key that may fail", exists(p, i, "i.c = upper(p.c) AND i.y > p.x"), false),
-      KeyedCase("a left equality key that may fail, anti join",
+      ExistenceCase("a residual", exists(p, i, "i.c = p.c AND i.y > p.x AND i.n + p.n <> 2"), false),
+      ExistenceCase("two inequalities", exists(p, i, "i.c = p.c AND i.y > p.x AND i.y < p.x + 5"), false),
+      ExistenceCase("no equality (the fast path's)", exists(p, i, "i.y > p.x"), false),
+      ExistenceCase("a right range key that may fail", exists(p, i, "i.c = p.c AND i.y * 2 > p.x"), false),
+      ExistenceCase("a right equality key that may fail", exists(p, i, "upper(i.c) = p.c AND i.y > p.x"), false),
+      ExistenceCase("a left equality key that may fail", exists(p, i, "i.c = upper(p.c) AND i.y > p.x"), false),
+      ExistenceCase("a left equality key that may fail, anti join",
         s"SELECT * FROM $p p LEFT ANTI JOIN $i i ON i.c = upper(p.c) AND i.y > p.x", false),
-      KeyedCase("an OR of inequalities", exists(p, i, "i.c = p.c AND (i.y > p.x OR i.y < p.x - 1)"), false),
-      KeyedCase("an inner join", s"SELECT p.id, i.id FROM $p p JOIN $i i ON i.c = p.c AND i.y > p.x", false),
-      KeyedCase("existenceFastPath off", exists(p, i, "i.c = p.c AND i.y > p.x"), false,
+      ExistenceCase("an OR of inequalities", exists(p, i, "i.c = p.c AND (i.y > p.x OR i.y < p.x - 1)"), false),
+      ExistenceCase("an inner join", s"SELECT p.id, i.id FROM $p p JOIN $i i ON i.c = p.c AND i.y > p.x", false),
+      ExistenceCase("existenceFastPath off", exists(p, i, "i.c = p.c AND i.y > p.x"), false,
         Seq(RangeJoinConf.ExistenceFastPath -> "false")))
   }
 
