@@ -48,7 +48,7 @@ $(VENV)/.wheel-installed: $(WHEEL)
 	touch $@
 
 demo: install
-	$(PY) bench/demo.py
+	$(PY) -m bench.demo
 
 # One sbt start builds the jar, publishes it to ~/.m2 (for the spark-submit --packages test) and
 # runs every ScalaTest suite; then the Python suites run against the installed wheel.
@@ -72,7 +72,7 @@ $(BENCH_STAMP): $(VENV_STAMP) bench/requirements.txt
 # W1-W12 at full size (about 45 minutes on 2 cores; writes docs/benchmarks.md and .png).
 # Smaller runs: RANGEJOIN_BENCH_SCALE=0.01 and/or RANGEJOIN_BENCH_QUICK=1, or BENCH_ARGS="--only W1".
 bench: install $(BENCH_STAMP)
-	$(PY) bench/bench.py $(BENCH_ARGS)
+	$(PY) -m bench.bench $(BENCH_ARGS)
 
 # Publishes the jar and its pom to the local Maven repository (~/.m2/repository), from which
 # `spark-submit --packages io.rangejoin:rangejoin-spark_2.13:$(VERSION)` resolves it.

@@ -250,7 +250,7 @@ def memory_markdown(memory) -> List[str]:
     region = f" ({fmt_size(memory['region_bytes'])} here)" if memory.get("region_bytes") else ""
     out = [
         "For the same buffered side, the JVM heap each engine's broadcast holds "
-        "(`.venv/bin/python bench/memory.py`; `make bench` runs it after the workloads). One "
+        "(`.venv/bin/python -m bench.memory`; `make bench` runs it after the workloads). One "
         "`local[2]` JVM with the settings above, adaptive execution and the side switch off, so "
         "that the executed plan holds the broadcast node and W3 broadcasts b3 (not the rows of s3 "
         f"that can match). For each side the engines alternate, {rounds} (medians): the heap "

@@ -5,7 +5,7 @@ with the tree's loops in its constructor, HotSpot never compiled them (`-XX:+Pri
 prints "COMPILE SKIPPED: stack not empty at OSR entry point" for `IntervalTree::<init>`), and
 every build ran interpreted. Each time includes one py4j call (~0.1 ms).
 
-    .venv/bin/python bench/interval_tree_build.py [--builds 100] [--print-compilation]
+    .venv/bin/python -m bench.probes.interval_tree_build [--builds 100] [--print-compilation]
 """
 
 import argparse
