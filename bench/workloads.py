@@ -327,8 +327,8 @@ def workloads() -> List[Workload]:
             "W2", "existence: EXISTS, NOT EXISTS, LEFT SEMI + residual", ["o", "s"],
             [
                 # DuckDB runs EXISTS correlated by an inequality as an inner join of all the
-                # matching pairs, then a mark join (78 s for 100K x 10K rows, where its SEMI JOIN
-                # takes 0.1 s): it runs its SEMI and ANTI JOIN, the same semantics.
+                # matching pairs, then a mark join, far slower than its SEMI JOIN (bench/README.md,
+                # "Answers"): it runs its SEMI and ANTI JOIN, the same semantics.
                 Query("W2 EXISTS",
                       "SELECT count(*) AS n, sum(o.id) AS ids FROM o "
                       "WHERE EXISTS (SELECT 1 FROM s WHERE s.k > o.k)", streamed="o",

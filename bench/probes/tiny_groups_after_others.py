@@ -1,6 +1,6 @@
 """W10's tiny key groups, rangejoin against stock Spark, in a fresh JVM and again after the other
 W1-W10 queries have run in it: whether the JIT, having seen every index's finder, runs the per-key
-index slower (profile pollution at shared call sites), as the full benchmark's 0.76x-0.90x
+index slower (profile pollution at shared call sites), as some runs of the full benchmark
 suggested. The numbers behind docs/design.md's "Equality keys plus a range". Reads the
 benchmark's scale-1 data (run `make bench` first); each engine runs the query in turn, best of
 the runs.
