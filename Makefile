@@ -16,7 +16,7 @@ PY_SOURCES  := $(shell find python/rangejoin -name '*.py' 2>/dev/null) pyproject
 # The Python packages the build, the tests and the benchmarks use; pinned for repeatable runs.
 PY_DEPS     := pyspark==4.3.0 pytest==9.2.0 duckdb==2.0.0
 
-.PHONY: all venv jar wheel install demo test scala-test py-test bench publish-local publish-m2 clean
+.PHONY: all venv jar wheel install demo test scala-test py-test py-test-fast bench publish-local publish-m2 clean
 
 all: wheel
 
@@ -62,6 +62,11 @@ scala-test: $(VENV_STAMP)
 
 py-test: install
 	$(PY) -m pytest -q tests
+
+# The Python tests but those marked slow (fresh virtualenvs, spark-submit, shells, a local cluster,
+# the benchmark's smoke test): the tests of the shared session, a few minutes.
+py-test-fast: install
+	$(PY) -m pytest -q -m "not slow" tests
 
 # The benchmark's own pinned dependencies (matplotlib, for the chart), in .venv beside the build's.
 BENCH_STAMP := $(VENV)/.bench-installed

@@ -31,6 +31,7 @@ QUERIES = ["W1 inner", "W2 EXISTS", "W2 NOT EXISTS", "W2 SEMI+residual", "W3 inn
            "W13 inventory short, per item", "W13 inventory short, too large to broadcast"]
 
 
+@pytest.mark.slow
 def test_bench_completes_at_tiny_scale_with_agreeing_answers(tmp_path):
     pytest.importorskip("duckdb")
     out = tmp_path / "out"
