@@ -16,7 +16,7 @@ PY_SOURCES  := $(shell find python/rangejoin -name '*.py' 2>/dev/null) pyproject
 # The Python packages the build, the tests and the benchmarks use; pinned for repeatable runs.
 PY_DEPS     := pyspark==4.3.0 pytest==9.2.0 duckdb==2.0.0
 
-.PHONY: all venv jar wheel install demo test scala-test py-test bench publish-local publish-m2 clean
+.PHONY: all venv jar wheel install demo test scala-test py-test py-test-fast bench publish-local publish-m2 clean
 
 all: wheel
 
@@ -48,7 +48,7 @@ $(VENV)/.wheel-installed: $(WHEEL)
 	touch $@
 
 demo: install
-	$(PY) bench/demo.py
+	$(PY) -m bench.demo
 
 # One sbt start builds the jar, publishes it to ~/.m2 (for the spark-submit --packages test) and
 # runs every ScalaTest suite; then the Python suites run against the installed wheel.
@@ -63,6 +63,11 @@ scala-test: $(VENV_STAMP)
 py-test: install
 	$(PY) -m pytest -q tests
 
+# The Python tests but those marked slow (fresh virtualenvs, spark-submit, shells, a local cluster,
+# the benchmark's smoke test): the tests of the shared session, a few minutes.
+py-test-fast: install
+	$(PY) -m pytest -q -m "not slow" tests
+
 # The benchmark's own pinned dependencies (matplotlib, for the chart), in .venv beside the build's.
 BENCH_STAMP := $(VENV)/.bench-installed
 $(BENCH_STAMP): $(VENV_STAMP) bench/requirements.txt
@@ -72,7 +77,7 @@ $(BENCH_STAMP): $(VENV_STAMP) bench/requirements.txt
 # W1-W12 at full size (about 45 minutes on 2 cores; writes docs/benchmarks.md and .png).
 # Smaller runs: RANGEJOIN_BENCH_SCALE=0.01 and/or RANGEJOIN_BENCH_QUICK=1, or BENCH_ARGS="--only W1".
 bench: install $(BENCH_STAMP)
-	$(PY) bench/bench.py $(BENCH_ARGS)
+	$(PY) -m bench.bench $(BENCH_ARGS)
 
 # Publishes the jar and its pom to the local Maven repository (~/.m2/repository), from which
 # `spark-submit --packages io.rangejoin:rangejoin-spark_2.13:$(VERSION)` resolves it.

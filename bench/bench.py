@@ -1,8 +1,8 @@
 """Benchmark W1-W12: range joins in Spark with rangejoin, in stock Spark, and in DuckDB.
 
 Run it with ``make bench`` (which builds and installs the wheel and the benchmark's own pinned
-dependencies first), or ``python bench/bench.py [options]`` with a Python that has the wheel,
-pyspark and duckdb (and matplotlib, for the chart). See bench/README.md.
+dependencies first), or ``python -m bench.bench [options]`` from the repository's root with a
+Python that has the wheel, pyspark and duckdb (and matplotlib, for the chart). See bench/README.md.
 
 The data is generated once per scale, by DuckDB, into Parquet files under bench/data/; Spark and
 DuckDB read the same files. Spark runs embedded on local[2], with ``spark.rangejoin.enabled=true``
@@ -13,7 +13,7 @@ a reduced size, with its full-size time extrapolated, where it would take longer
 for W4, producing its rows) without the join; W6-W9, which run at two sizes, have one per size.
 Answers must agree across engines and rangejoin's plans must use PiecewiseMergeJoin (stock Spark's
 must not): otherwise the benchmark stops with an error. A missed target is reported, never an error.
-After the workloads, bench/memory.py measures the heap each engine's broadcast of the same buffered
+After the workloads, bench.memory measures the heap each engine's broadcast of the same buffered
 side holds (W1's, W3's, W6's and W10's, of those that ran).
 """
 
@@ -30,12 +30,11 @@ from typing import Dict, List, Optional
 
 import duckdb
 
-import memory
 import rangejoin
-import report
-import workloads as wl
-from jvm_metrics import HeapPeak, StageInput, node_metrics, scan_rows
-from local_spark import executed_plan, local_spark
+from bench import memory, report
+from bench import workloads as wl
+from bench.jvm_metrics import HeapPeak, StageInput, node_metrics, scan_rows
+from bench.local_spark import SPARK_CONF, THREADS, executed_plan, local_spark
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -46,18 +45,9 @@ BINS = "RangeJoin"
 NESTED_LOOPS = ("CartesianProduct", "BroadcastNestedLoopJoin")
 # The indexes a PiecewiseMergeJoin names in EXPLAIN (see docs/design.md).
 INDEXES = ("IntervalIndex", "BandRun", "SortedRun")
-THREADS = 2
 DYNAMIC_FILTER_METRIC = "streamed rows skipped by the dynamic filter"
 # The node the dynamic filter is planned as, on the join's streamed side (see docs/design.md).
 DYNAMIC_FILTER_NODE = "RangeJoinDynamicFilter"
-SPARK_CONF = {
-    "spark.driver.memory": "4g",
-    # The buffered sides (up to 1M rows, ~16 MB of Parquet) must be broadcastable for both stock
-    # Spark's BroadcastNestedLoopJoin and rangejoin; Spark picks the smaller side of an inner join.
-    "spark.sql.autoBroadcastJoinThreshold": str(128 * 1024 * 1024),
-    "spark.sql.shuffle.partitions": str(THREADS),
-}
-
 
 class BenchError(Exception):
     pass
@@ -457,7 +447,7 @@ def measure_memory(engines: Engines, query: wl.Query, out: dict) -> dict:
 
 
 def broadcasts_held(spark, manifest: dict, chosen: List[wl.Workload], args) -> Optional[dict]:
-    """The heap each engine's broadcast of the same buffered side holds (bench/memory.py), once,
+    """The heap each engine's broadcast of the same buffered side holds (bench.memory), once,
     for the sides of the workloads that ran: W1's t1, W3's b3, W6's i_large, W10's ci."""
     ran = {w.key for w in chosen}
     sides = [s for s in memory.SIDES if s.workload in ran]
@@ -467,7 +457,7 @@ def broadcasts_held(spark, manifest: dict, chosen: List[wl.Workload], args) -> O
         return None
     log(f"\nBroadcast memory: the heap each engine's broadcast of {', '.join(s.table for s in sides)} "
         f"holds ({args.repeat} time{'s' if args.repeat > 1 else ''} each"
-        + ("" if args.no_warmup else ", after a warm-up round") + "; bench/memory.py) ...")
+        + ("" if args.no_warmup else ", after a warm-up round") + "; bench.memory) ...")
     return memory.measure_broadcasts(spark, manifest["directory"], sides, repeat=args.repeat,
                                      warm=not args.no_warmup, log=log)
 
@@ -554,7 +544,7 @@ def main(argv=None) -> int:
     parser.add_argument("--only", default=os.environ.get("RANGEJOIN_BENCH_ONLY", ""),
                         help="comma-separated workloads to run, e.g. W1,W5 (default: all)")
     parser.add_argument("--data-dir", default=os.environ.get(
-        "RANGEJOIN_BENCH_DATA", os.path.join(HERE, "data")),
+        "RANGEJOIN_BENCH_DATA", wl.DATA_ROOT),
                         help="where the generated Parquet data is cached (default bench/data)")
     parser.add_argument("--out-dir", default=None,
                         help="where benchmarks.md, benchmarks.png and results.json go (default: "

@@ -1,7 +1,7 @@
 """rangejoin in two minutes: the same range join with stock Spark and with rangejoin.
 
-Run it with ``make demo`` (which builds and installs the wheel first), or with any Python that has
-the spark-rangejoin wheel installed: ``python bench/demo.py``.
+Run it with ``make demo`` (which builds and installs the wheel first), or from the repository's
+root with any Python that has the spark-rangejoin wheel installed: ``python -m bench.demo``.
 
 It starts an embedded local[2] Spark set up by ``rangejoin.configure``, joins a 1,000-row table
 with a 1,000,000-row table on an inequality plus a residual condition, once with rangejoin switched
@@ -16,7 +16,7 @@ import time
 from pyspark.sql import SparkSession
 
 import rangejoin
-from local_spark import executed_plan, local_spark
+from bench.local_spark import executed_plan, local_spark
 
 T1_ROWS = 1_000
 T2_ROWS = 1_000_000

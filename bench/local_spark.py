@@ -1,5 +1,5 @@
-"""What the demo and the benchmark share: an embedded Spark with rangejoin that logs errors only,
-and the executed plan of a query."""
+"""What the demo, the benchmark and the probes share: an embedded Spark with rangejoin that logs
+errors only, the benchmark's settings for it, and the executed plan of a query."""
 
 import contextlib
 import os
@@ -9,6 +9,16 @@ from typing import Iterator, Mapping
 from pyspark.sql import DataFrame, SparkSession
 
 import rangejoin
+
+# The benchmark's Spark, which the probes that compare with it use too: local[THREADS].
+THREADS = 2
+SPARK_CONF = {
+    "spark.driver.memory": "4g",
+    # The buffered sides (up to 1M rows, ~16 MB of Parquet) must be broadcastable for both stock
+    # Spark's BroadcastNestedLoopJoin and rangejoin; Spark picks the smaller side of an inner join.
+    "spark.sql.autoBroadcastJoinThreshold": str(128 * 1024 * 1024),
+    "spark.sql.shuffle.partitions": str(THREADS),
+}
 
 # Spark logs at WARN from the moment its JVM starts, before setLogLevel can be called; this
 # configuration keeps the driver's own log to errors from the start.

@@ -16,10 +16,11 @@ broadcast; then the broadcast is destroyed. Each size is counted twice: the heap
 counts it (`MemoryMXBean`), and the live objects' bytes (the class histogram's total). The
 engines alternate; after a warm-up round, the median of `--repeat` rounds counts.
 
-    .venv/bin/python bench/memory.py [--repeat 3] [--data-dir bench/data/scale-1-v1]
+    .venv/bin/python -m bench.memory [--repeat 3] [--data-dir bench/data/scale-1-v1]
 
-Reads the benchmark's Parquet data (run `make bench`, or `bench.py --only W1,W3,W6,W10`, first);
-bench.py runs the same measurement after its workloads and reports it in docs/benchmarks.md.
+Reads the benchmark's Parquet data (run `make bench`, or `python -m bench.bench --only
+W1,W3,W6,W10`, first); bench.bench runs the same measurement after its workloads and reports it in
+docs/benchmarks.md.
 """
 
 import argparse
@@ -28,18 +29,14 @@ import gc
 import os
 import re
 import statistics
-import sys
 import time
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-
-import report  # noqa: E402
-import workloads as wl  # noqa: E402
-
-import rangejoin  # noqa: E402
+import rangejoin
+from bench import report
+from bench import workloads as wl
+from bench.local_spark import SPARK_CONF, local_spark
 
 
 @dataclass(frozen=True)
@@ -341,13 +338,10 @@ def measure_broadcasts(spark, data_dir: str, sides=SIDES, repeat: int = 3, warm:
 
 
 def main(argv: Optional[List[str]] = None) -> None:
-    from bench import SPARK_CONF  # bench.py imports this module: not at the top
-    from local_spark import local_spark
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=3, help="measurements per side and engine, "
                         "after a warm-up round (the median counts)")
-    parser.add_argument("--data-dir", default=os.path.join(HERE, "data", wl.scale_tag(1)),
+    parser.add_argument("--data-dir", default=os.path.join(wl.DATA_ROOT, wl.scale_tag(1)),
                         help="the benchmark's generated data (default bench/data/scale-1-v1)")
     args = parser.parse_args(argv)
     if not os.path.exists(os.path.join(args.data_dir, "manifest.json")):

@@ -14,6 +14,8 @@ from typing import Callable, Dict, List, Optional
 
 # Bump when a table's definition changes: cached data of another version is not reused.
 DATA_VERSION = 1
+# Where the generated data is cached, a directory per scale (gitignored).
+DATA_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
 # W5's t2 is written in row groups of this many rows (a multiple of DuckDB's 2,048-row vectors,
 # which its Parquet writer fills whole); every other table in row groups of DuckDB's default size.
@@ -325,8 +327,8 @@ def workloads() -> List[Workload]:
             "W2", "existence: EXISTS, NOT EXISTS, LEFT SEMI + residual", ["o", "s"],
             [
                 # DuckDB runs EXISTS correlated by an inequality as an inner join of all the
-                # matching pairs, then a mark join (78 s for 100K x 10K rows, where its SEMI JOIN
-                # takes 0.1 s): it runs its SEMI and ANTI JOIN, the same semantics.
+                # matching pairs, then a mark join, far slower than its SEMI JOIN (bench/README.md,
+                # "Answers"): it runs its SEMI and ANTI JOIN, the same semantics.
                 Query("W2 EXISTS",
                       "SELECT count(*) AS n, sum(o.id) AS ids FROM o "
                       "WHERE EXISTS (SELECT 1 FROM s WHERE s.k > o.k)", streamed="o",
@@ -557,6 +559,15 @@ def band_workload(key: str, short: str, title: str, streamed: str, sql: str, flo
 
 def scale_tag(scale: float) -> str:
     return f"scale-{scale:g}-v{DATA_VERSION}"
+
+
+def full_size_data() -> str:
+    """The directory of the data at scale 1, which `make bench` generates and the probes read;
+    exits, saying so, if it is not there."""
+    directory = os.path.join(DATA_ROOT, scale_tag(1))
+    if not os.path.exists(os.path.join(directory, "manifest.json")):
+        raise SystemExit(f"no benchmark data in {directory}: run `make bench` first")
+    return directory
 
 
 def ensure_data(con, data_root: str, scale: float, log=print) -> dict:

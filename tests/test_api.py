@@ -11,7 +11,8 @@ from pyspark.sql import SparkSession
 
 import rangejoin
 from conftest import REPO_ROOT
-from helpers import BNLJ, PMJ, collect, final_plan, sql_conf
+from helpers import BNLJ, PMJ, collect, final_plan
+from rangejoin._config import OPTIONS
 
 
 def _query(spark):
@@ -168,7 +169,9 @@ def test_sql_set_switches_per_query(rangejoin_conf):
 def test_configure_options_set_the_keys():
     builder = rangejoin.configure(
         SparkSession.Builder(), enabled=False, broadcast_threshold="64MB",
-        existence_fast_path=True, dynamic_filter=False, equality_keys=False, binning=False)
+        existence_fast_path=True, dynamic_filter=False, equality_keys=False, binning=False,
+        side_switch=False, side_switch_min_size=0, side_switch_max_ratio=0.5,
+        shuffle_max_partition_size=" -1 ")
     options = builder._options
     assert options[rangejoin.ENABLED] == "false"
     assert options[rangejoin.BROADCAST_THRESHOLD] == "64MB"
@@ -176,6 +179,10 @@ def test_configure_options_set_the_keys():
     assert options[rangejoin.DYNAMIC_FILTER] == "false"
     assert options[rangejoin.EQUALITY_KEYS] == "false"
     assert options[rangejoin.BINNING] == "false"
+    assert options[rangejoin.SIDE_SWITCH] == "false"
+    assert options[rangejoin.SIDE_SWITCH_MIN_SIZE] == "0"
+    assert options[rangejoin.SIDE_SWITCH_MAX_RATIO] == "0.5"
+    assert options[rangejoin.SHUFFLE_MAX_PARTITION_SIZE] == "-1"
     assert options["spark.sql.extensions"] == rangejoin.EXTENSION
     builder = rangejoin.configure(SparkSession.Builder(), broadcast_threshold=10 * 1024 * 1024)
     assert builder._options[rangejoin.BROADCAST_THRESHOLD] == "10485760"
@@ -190,13 +197,8 @@ def test_configure_unknown_option_lists_the_valid_ones():
         rangejoin.configure(builder, enable=True)
     message = str(error.value)
     assert "'enable'" in message
-    for option, key in [("enabled", rangejoin.ENABLED),
-                        ("broadcast_threshold", rangejoin.BROADCAST_THRESHOLD),
-                        ("existence_fast_path", rangejoin.EXISTENCE_FAST_PATH),
-                        ("dynamic_filter", rangejoin.DYNAMIC_FILTER),
-                        ("equality_keys", rangejoin.EQUALITY_KEYS),
-                        ("binning", rangejoin.BINNING)]:
-        assert f"{option} ({key})" in message, message
+    for option in OPTIONS:
+        assert f"{option.name} ({option.key})" in message, message
     assert builder._options == {}, "nothing is set when an option is wrong"
 
 
@@ -209,8 +211,17 @@ def test_configure_unknown_option_lists_the_valid_ones():
         ({"broadcast_threshold": 1.5}, TypeError, "number of bytes"),
         ({"broadcast_threshold": "1.5g"}, ValueError,
          "Invalid value for spark.rangejoin.broadcastThreshold: '1.5g'. Accepted values: a size in "
-         "bytes, with an optional unit (10485760, 10m, 64MB, 1g), or -1"),
+         "bytes, with an optional unit (10485760, 10m, 64MB, 1g), or a negative number (-1)."),
         ({"broadcast_threshold": 2**63}, ValueError, "Accepted values"),
+        ({"side_switch": "yes"}, TypeError, "takes True or False"),
+        ({"side_switch_min_size": -1}, ValueError,
+         "Invalid value for spark.rangejoin.sideSwitch.minBufferedSize: '-1'. Accepted values: a "
+         "size in bytes of 0 or more, with an optional unit (0, 8m, 64MB)."),
+        ({"side_switch_max_ratio": True}, TypeError, "takes a number (int or float)"),
+        ({"side_switch_max_ratio": float("nan")}, ValueError,
+         "Invalid value for spark.rangejoin.sideSwitch.maxRowsRatio: 'nan'. Accepted values: a "
+         "number of 0 or more (0.25, 1, 10)."),
+        ({"shuffle_max_partition_size": 1.5}, TypeError, "number of bytes"),
     ],
 )
 def test_configure_rejects_bad_values(options, error, text):
@@ -219,30 +230,6 @@ def test_configure_rejects_bad_values(options, error, text):
         rangejoin.configure(builder, **options)
     assert text in str(raised.value)
     assert builder._options == {}
-
-
-# Size strings, some the extension accepts and some it rejects.
-THRESHOLDS = ["10485760", "10m", "64MB", "1g", "1G", "2kib", "7b", " 3k ", "0", "-1", "+5",
-              "9223372036854775807", "8589934591g", "8589934592g", "1.5g", "10 m", "-1m", "1bb",
-              "lots", "", "99999999999999999999", "1e6"]
-
-
-@pytest.mark.parametrize("value", THRESHOLDS)
-def test_configure_threshold_check_agrees_with_the_extension(spark, value):
-    """configure() accepts exactly the size strings the extension accepts when it plans."""
-    try:
-        rangejoin.configure(SparkSession.Builder(), broadcast_threshold=value)
-        python_accepts = True
-    except ValueError:
-        python_accepts = False
-    with sql_conf(spark, {rangejoin.BROADCAST_THRESHOLD: value}):
-        try:
-            _query(spark)._jdf.queryExecution().executedPlan()
-            jvm_accepts = True
-        except Exception as error:  # py4j wraps the JVM's IllegalArgumentException
-            assert "Invalid value for spark.rangejoin.broadcastThreshold" in str(error), error
-            jvm_accepts = False
-    assert python_accepts == jvm_accepts
 
 
 def test_configure_options_reach_the_session(spark):

@@ -1,13 +1,13 @@
-"""Smoke test of the benchmark (bench/bench.py): at a tiny scale it runs every workload to the end
+"""Smoke test of the benchmark (bench.bench): at a tiny scale it runs every workload to the end
 in all three engines, and their answers agree. No timing is asserted.
 
 The benchmark runs in a subprocess, so it starts a Spark session of its own (the one conftest.py
 shares is not used here). Its data and report go to a temporary directory, never to docs/. The
 other tests check the benchmark's pure functions (the join operator read from a plan, the memory
-claim and its report), without Spark.
+claim and its report), without Spark. The ``bench`` package is imported from the repository's root
+(pyproject.toml's ``pythonpath``), as ``python -m bench.bench`` runs it.
 """
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from bench import memory, report
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 QUERIES = ["W1 inner", "W2 EXISTS", "W2 NOT EXISTS", "W2 SEMI+residual", "W3 inner",
@@ -29,11 +31,12 @@ QUERIES = ["W1 inner", "W2 EXISTS", "W2 NOT EXISTS", "W2 SEMI+residual", "W3 inn
            "W13 inventory short, per item", "W13 inventory short, too large to broadcast"]
 
 
+@pytest.mark.slow
 def test_bench_completes_at_tiny_scale_with_agreeing_answers(tmp_path):
     pytest.importorskip("duckdb")
     out = tmp_path / "out"
     command = [
-        sys.executable, str(REPO_ROOT / "bench" / "bench.py"),
+        sys.executable, "-m", "bench.bench",
         "--scale", "0.001", "--repeat", "1", "--no-warmup", "--no-chart",
         "--data-dir", str(tmp_path / "data"), "--out-dir", str(out),
     ]
@@ -60,7 +63,7 @@ def test_bench_completes_at_tiny_scale_with_agreeing_answers(tmp_path):
     for engine in ("rangejoin", "stock Spark"):
         assert queries["W5 inner (Parquet)"][engine]["scan_rows"]["t2_rg"] is not None
     assert queries["W3 inner"]["memory"]["rangejoin"]["sampled_peak"] > 0
-    # The broadcasts held (bench/memory.py), each the side named: its rows are that table's. W10's
+    # The broadcasts held (bench.memory), each the side named: its rows are that table's. W10's
     # cp and ci both have 1,000 rows here, and stock Spark broadcasts cp: ci is not measured.
     sides = results["memory"]["sides"]
     assert [s["table"] for s in sides] == ["b3", "t1", "i_large"]
@@ -70,28 +73,15 @@ def test_bench_completes_at_tiny_scale_with_agreeing_answers(tmp_path):
         for engine in ("stock Spark", "rangejoin"):
             assert {"heap", "objects"} <= set(side[engine]["held"]), (side["table"], engine)
     assert len(results["targets"]) >= 10
-    report = (out / "benchmarks.md").read_text()
-    assert "## Results" in report and "Not a full run" in report
-    assert "## Memory: the broadcast held" in report
-
-
-def bench_module(name: str):
-    """bench/<name>.py, loaded as a module of its own (it imports its neighbours, report,
-    workloads, ..., as top-level modules)."""
-    sys.path.insert(0, str(REPO_ROOT / "bench"))
-    try:
-        spec = importlib.util.spec_from_file_location(f"rangejoin_bench_{name}",
-                                                      REPO_ROOT / "bench" / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(REPO_ROOT / "bench"))
-    return module
+    markdown = (out / "benchmarks.md").read_text()
+    assert "## Results" in markdown and "Not a full run" in markdown
+    assert "## Memory: the broadcast held" in markdown
 
 
 def test_join_operator_names_the_first_join_and_a_cartesian_product():
     pytest.importorskip("duckdb")
-    join_operator = bench_module("bench").join_operator
+    from bench.bench import join_operator
+
     plan = ("*(3) Project [x#1L]\n"
             "+- CartesianProduct (x#1L >= lo#2L)\n"
             "   :- *(1) Scan\n")
@@ -106,7 +96,7 @@ MB = 2**20
 
 
 def broadcast_side(stock_heap, stock_objects, rangejoin_heap, rangejoin_objects, spread=0.0):
-    """A buffered side as bench/memory.py reports it: i_large, 200,000 rows under an interval
+    """A buffered side as bench.memory reports it: i_large, 200,000 rows under an interval
     index (key arrays 20 bytes a row), the sizes held given in MB, each engine's runs ``spread``
     MB apart."""
     def measured(heap, objects):
@@ -125,13 +115,11 @@ def broadcast_side(stock_heap, stock_objects, rangejoin_heap, rangejoin_objects,
 
 
 def test_key_arrays_are_12_bytes_a_row_and_20_under_an_interval_index():
-    memory = bench_module("memory")
     assert memory.key_array_bytes(1_000_000, second_keys=False) == 12_000_000
     assert memory.key_array_bytes(200_000, second_keys=True) == 4_000_000
 
 
 def test_broadcast_memory_holds_rangejoin_to_stock_plus_its_key_arrays():
-    report = bench_module("report")
     # 5.5 MB over stock's heap, 3 MB over its objects: the key arrays (3.81 MB) cover the second.
     side = broadcast_side(22.0, 21.0, 27.5, 24.0)
     heap = report.broadcast_memory(side)
@@ -150,7 +138,6 @@ def test_broadcast_memory_holds_rangejoin_to_stock_plus_its_key_arrays():
 
 
 def test_a_difference_within_the_runs_spread_holds_to_it():
-    report = bench_module("report")
     # 5.5 MB over stock's heap, but the runs of each engine 2 MB apart: within 3.81 + 2 MB.
     side = broadcast_side(22.0, 21.0, 27.5, 24.0, spread=2.0)
     assert report.broadcast_memory(side) == {"difference": 5.5 * MB, "allowance": 4_000_000,
@@ -159,7 +146,6 @@ def test_a_difference_within_the_runs_spread_holds_to_it():
 
 
 def test_sizes_below_a_megabyte_are_in_kilobytes():
-    report = bench_module("report")
     assert report.fmt_size(12_000) == "11.7 KB"
     assert report.fmt_size(1_500) == "1.46 KB"
     assert report.fmt_size(-0.5 * MB, sign=True) == "-512.0 KB"
@@ -168,11 +154,10 @@ def test_sizes_below_a_megabyte_are_in_kilobytes():
 
 
 def test_memory_section_says_how_it_was_measured_and_shows_both_tables():
-    report = bench_module("report")
     memory = {"repeat": 3, "warm": True, "region_bytes": 2 * MB, "sides": [broadcast_side(22, 21, 27.5, 24)],
               "known_object": {"bytes": 128 * MB, "heap": 128 * MB, "objects": 128 * MB}}
     text = "\n".join(report.memory_markdown(memory))
-    assert ".venv/bin/python bench/memory.py" in text and "3 times each after a warm-up round" in text
+    assert ".venv/bin/python -m bench.memory" in text and "3 times each after a warm-up round" in text
     assert text.count("| side | rows | index |") == 2  # the broadcasts held, the deserialized copies
     assert "regions (2.00 MB here)" in text
     assert "i_large 6.00 MB (3.50 MB) (in neither table" in text

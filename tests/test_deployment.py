@@ -3,7 +3,8 @@ the wheel into a brand-new virtualenv, and given to spark-submit with --packages
 the local Maven repository only) or --jars.
 
 Each runs a Python script in a subprocess, since a Python process can hold one SparkContext only.
-The script prints one JSON line, which the test checks.
+The script prints one JSON line, which the test checks. Those start a JVM of their own (or a
+cluster, or a virtualenv) each: they are marked slow.
 """
 
 import json
@@ -13,6 +14,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from pyspark.find_spark_home import _find_spark_home
 
 import rangejoin
@@ -105,6 +107,7 @@ def _base_env():
     return env
 
 
+@pytest.mark.slow
 def test_local_cluster_executors_load_the_jar(tmp_path):
     """On local-cluster, tasks run in separate executor JVMs: they get the jar via spark.jars."""
     env = _base_env()
@@ -136,6 +139,7 @@ def test_wheel_carries_the_jar_the_license_and_type_marker():
     assert "License-Expression: Apache-2.0" in metadata, metadata[:1000]
 
 
+@pytest.mark.slow
 def test_fresh_virtualenv_needs_only_the_wheel(tmp_path):
     """pip install the wheel (and pyspark) into a new virtualenv: that is all a user needs."""
     wheel = REPO_ROOT / "dist" / f"spark_rangejoin-{rangejoin.__version__}-py3-none-any.whl"
@@ -219,6 +223,7 @@ def _spark_submit(tmp_path, *options):
     return result, proc.stderr
 
 
+@pytest.mark.slow
 def test_spark_submit_packages_resolves_from_the_local_maven_repository_only(tmp_path):
     """`spark-submit --packages io.rangejoin:...` after `make publish-local`, with Ivy settings
     whose only resolver is the local Maven repository: nothing but local files can be used."""
@@ -247,6 +252,7 @@ def test_spark_submit_packages_resolves_from_the_local_maven_repository_only(tmp
                                   for jar in result["jars"]), result["jars"]
 
 
+@pytest.mark.slow
 def test_spark_submit_jars(tmp_path):
     """`spark-submit --jars <the jar>`: here, the jar inside the installed wheel."""
     result, _ = _spark_submit(tmp_path, "--jars", rangejoin.jar_path())

@@ -182,6 +182,7 @@ def doc_runs(tmp_path_factory):
     return results
 
 
+@pytest.mark.slow  # a JVM (and a Spark, a pip install, a spark-submit, ...) per command
 @pytest.mark.parametrize("block", RUN, ids=lambda b: b.id)
 def test_doc_command(doc_runs, block):
     proc = doc_runs[block.id]

@@ -13,13 +13,13 @@ jar and sets a ``SparkSession`` up to use it::
     spark.sql("SELECT * FROM a JOIN b ON a.t < b.t AND a.id <> b.id").explain()
 
 rangejoin is on by default once loaded; :func:`disable` and :func:`enable` switch it per session
-at run time (the SQL configuration :data:`ENABLED`). The other configuration keys are
+at run time (the SQL configuration :data:`ENABLED`). Its configuration keys are :data:`ENABLED`,
 :data:`BROADCAST_THRESHOLD`, :data:`EXISTENCE_FAST_PATH`, :data:`DYNAMIC_FILTER`,
-:data:`EQUALITY_KEYS` and :data:`BINNING`, settable
-through :func:`configure`'s options, ``spark.conf.set`` or SQL ``SET``, and the side switch's
-:data:`SIDE_SWITCH`, :data:`SIDE_SWITCH_MIN_SIZE` and :data:`SIDE_SWITCH_MAX_RATIO`, and the shuffled join's
-:data:`SHUFFLE_MAX_PARTITION_SIZE`, settable with ``spark.conf.set`` or SQL ``SET``; the join hint
-:data:`HINT` (``/*+ RANGE_JOIN(t) */``) makes ``t`` the buffered side.
+:data:`EQUALITY_KEYS`, :data:`BINNING`, the side switch's :data:`SIDE_SWITCH`,
+:data:`SIDE_SWITCH_MIN_SIZE` and :data:`SIDE_SWITCH_MAX_RATIO`, and the shuffled join's
+:data:`SHUFFLE_MAX_PARTITION_SIZE`; each is set by the :func:`configure` option of its name in
+lower case (``broadcast_threshold="64MB"``), with ``spark.conf.set`` or with SQL ``SET``. The join
+hint :data:`HINT` (``/*+ RANGE_JOIN(t) */``) makes ``t`` the buffered side.
 """
 
 from rangejoin._config import (

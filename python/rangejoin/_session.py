@@ -1,9 +1,11 @@
 """Setting rangejoin up on a SparkSession builder, and switching it on and off at run time."""
 
+import inspect
 import os
+import re
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from rangejoin._config import ENABLED, EXTENSION, _invalid, to_conf
+from rangejoin._config import ENABLED, EXTENSION, parameters_doc, read, to_conf
 from rangejoin._jar import MAVEN_COORDINATE, jar_path
 
 if TYPE_CHECKING:
@@ -58,6 +60,10 @@ def configure(
     dynamic_filter: Optional[bool] = None,
     equality_keys: Optional[bool] = None,
     binning: Optional[bool] = None,
+    side_switch: Optional[bool] = None,
+    side_switch_min_size: Optional[Union[int, str]] = None,
+    side_switch_max_ratio: Optional[Union[int, float, str]] = None,
+    shuffle_max_partition_size: Optional[Union[int, str]] = None,
     **unknown: Any,
 ) -> "SparkSession.Builder":
     """Set up a ``SparkSession.Builder`` to use rangejoin, and return the same builder.
@@ -66,9 +72,9 @@ def configure(
     :data:`EXTENSION` to ``spark.sql.extensions``. Values already set on this builder for either
     key are kept: rangejoin's entry is added after them, comma-separated, and only once, so
     calling :func:`configure` twice on the same builder changes nothing the second time. The
-    keyword options set rangejoin's configuration keys on the builder (an option left at
-    ``None`` sets nothing, so the key keeps its default); they can be changed later in the
-    session with ``spark.conf.set`` or SQL ``SET``.
+    keyword options, one per configuration key (its constant's name in lower case), set those
+    keys on the builder (an option left at ``None`` sets nothing, so the key keeps its default);
+    they can be changed later in the session with ``spark.conf.set`` or SQL ``SET``.
 
     Call it before the session's JVM starts, i.e. before the first ``getOrCreate()`` of the
     Python process: ``spark.jars`` puts the jar on the driver's classpath only when the driver
@@ -82,26 +88,6 @@ def configure(
     ----------
     builder : SparkSession.Builder
         The builder to configure, e.g. ``SparkSession.builder.appName("app")``.
-    enabled : bool, optional
-        :data:`ENABLED`: whether rangejoin plans range joins (default ``True``).
-    broadcast_threshold : int or str, optional
-        :data:`BROADCAST_THRESHOLD`: the largest side, in bytes (``int``) or as a size string
-        (``"10m"``, ``"64MB"``, ``"1g"``), that rangejoin broadcasts without a hint; negative
-        (``-1``) buffers hinted sides only. Default: Spark's
-        ``spark.sql.autoBroadcastJoinThreshold``.
-    existence_fast_path : bool, optional
-        :data:`EXISTENCE_FAST_PATH`: semi, anti and existence joins with no residual broadcast
-        only the subquery side's extreme-key row; with equality keys too, Spark's own join runs
-        on each key's extreme (default ``True``).
-    dynamic_filter : bool, optional
-        :data:`DYNAMIC_FILTER`: drop streamed rows outside the buffered keys' range before the
-        join (default ``True``).
-    equality_keys : bool, optional
-        :data:`EQUALITY_KEYS`: joins with equality keys and a range use an index per key over a
-        buffered side (default ``True``).
-    binning : bool, optional
-        :data:`BINNING`: band and interval joins with no side to buffer run as Spark's own
-        equi-join on bins (default ``True``).
 
     Returns
     -------
@@ -113,7 +99,8 @@ def configure(
     TypeError
         For an unknown option (the message lists the valid ones), or a value of the wrong type.
     ValueError
-        For a ``broadcast_threshold`` string the extension would reject.
+        For a value the extension would reject (a size or ratio out of range, a size string it
+        cannot read), with the extension's message.
     FileNotFoundError
         If the jar is not in the package (see :func:`jar_path`).
     NotInstalledError
@@ -127,17 +114,8 @@ def configure(
     >>> builder = SparkSession.builder.master("local[2]")
     >>> spark = rangejoin.configure(builder, broadcast_threshold="64MB").getOrCreate()
     """
-    conf = to_conf(
-        {
-            "enabled": enabled,
-            "broadcast_threshold": broadcast_threshold,
-            "existence_fast_path": existence_fast_path,
-            "dynamic_filter": dynamic_filter,
-            "equality_keys": equality_keys,
-            "binning": binning,
-            **unknown,
-        }
-    )
+    given = locals()
+    conf = to_conf({**{name: given[name] for name in _OPTION_NAMES}, **unknown})
     options = getattr(builder, "_options", {})
     remote = options.get("spark.remote", os.environ.get("SPARK_REMOTE"))
     if _is_connect(builder) or (remote is not None and str(remote).startswith("sc://")):
@@ -148,6 +126,15 @@ def configure(
     for key, value in conf.items():
         builder.config(key, value)
     return builder
+
+
+# configure()'s keyword options are the table's (rangejoin._config.OPTIONS; the tests check the
+# signature against it), and so are its Parameters entries after ``builder``'s, added here.
+_OPTION_NAMES = [name for name in inspect.signature(configure).parameters
+                 if name not in ("builder", "unknown")]
+_returns = re.search(r"\n\n( *)Returns\n", configure.__doc__)  # its indentation: 3.13 strips it
+configure.__doc__ = (configure.__doc__[:_returns.start()] + "\n" + parameters_doc(_returns.group(1))
+                     + configure.__doc__[_returns.start():])
 
 
 def _check_installed(spark: "SparkSession") -> None:
@@ -285,8 +272,5 @@ def is_enabled(spark: "SparkSession") -> bool:
         extension itself rejects when it plans a query).
     """
     _check_installed(spark)
-    value = str(spark.conf.get(ENABLED, "true")).strip().lower()
-    if value not in ("true", "false"):
-        raise _invalid(ENABLED, value)
-    return value == "true"
+    return read(ENABLED, spark.conf.get(ENABLED, None))
 

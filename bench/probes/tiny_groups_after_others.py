@@ -1,24 +1,19 @@
 """W10's tiny key groups, rangejoin against stock Spark, in a fresh JVM and again after the other
 W1-W10 queries have run in it: whether the JIT, having seen every index's finder, runs the per-key
-index slower (profile pollution at shared call sites), as the full benchmark's 0.76x-0.90x
+index slower (profile pollution at shared call sites), as some runs of the full benchmark
 suggested. The numbers behind docs/design.md's "Equality keys plus a range". Reads the
 benchmark's scale-1 data (run `make bench` first); each engine runs the query in turn, best of
 the runs.
 
-    .venv/bin/python bench/tiny_groups_after_others.py [--rounds 4] [--runs 4]
+    .venv/bin/python -m bench.probes.tiny_groups_after_others [--rounds 4] [--runs 4]
 """
 
 import argparse
 import os
-import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-
-import workloads as wl  # noqa: E402
-from bench import SPARK_CONF  # noqa: E402
-from local_spark import local_spark  # noqa: E402
+from bench import workloads as wl
+from bench.local_spark import SPARK_CONF, local_spark
 
 TINY = ("SELECT count(*) AS n, sum(p.id + i.id) AS ids FROM cp p JOIN ci i "
         "ON p.u = i.u AND p.x BETWEEN i.lo AND i.hi")
@@ -69,9 +64,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4, help="rounds of both engines")
     parser.add_argument("--runs", type=int, default=4, help="timed runs per engine per round")
     args = parser.parse_args()
-    data = os.path.join(HERE, "data", wl.scale_tag(1))
-    if not os.path.exists(os.path.join(data, "manifest.json")):
-        raise SystemExit(f"no benchmark data in {data}: run `make bench` first")
+    data = wl.full_size_data()
     with local_spark("tiny-groups-after-others", conf=SPARK_CONF) as spark:
         for t in TABLES:
             spark.read.parquet(os.path.join(data, f"{t}.parquet")).createOrReplaceTempView(t)

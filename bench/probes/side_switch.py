@@ -3,22 +3,17 @@ JVM, interleaved, beside W3's floor: W3 itself (`s3 JOIN b3 ON s.k > b.k`: 10,00
 pass `s.k > min(b.k)`, so the switch buffers them and streams b3), and a join the switch rules
 out (1M intervals from b3's keys spread over s3's whole range: nearly every row of s3 passes), to
 show what ruling a side out costs. Reads the benchmark's scale-1 data (run `make bench`, or
-`bench.py --only W3`, first).
+`python -m bench.bench --only W3`, first).
 
-    .venv/bin/python bench/side_switch.py [--rounds 5]
+    .venv/bin/python -m bench.probes.side_switch [--rounds 5]
 """
 
 import argparse
 import os
-import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-
-import workloads as wl  # noqa: E402
-from bench import SPARK_CONF  # noqa: E402
-from local_spark import local_spark  # noqa: E402
+from bench import workloads as wl
+from bench.local_spark import SPARK_CONF, local_spark
 
 QUERIES = {
     "W3": "SELECT count(*) AS n, sum(s.id) AS sids, sum(b.id) AS bids FROM s3 s JOIN b3 b ON s.k > b.k",
@@ -33,9 +28,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5, help="rounds (the first warms up)")
     args = parser.parse_args()
-    data = os.path.join(HERE, "data", wl.scale_tag(1))
-    if not os.path.exists(os.path.join(data, "manifest.json")):
-        raise SystemExit(f"no benchmark data in {data}: run `make bench` first")
+    data = wl.full_size_data()
     times = {}
     with local_spark("side-switch", conf=SPARK_CONF) as spark:
         for t in ("s3", "b3"):

@@ -1,27 +1,23 @@
 """W10's tiny key groups, stage by stage: rangejoin's per-key index against stock Spark's
-BroadcastHashJoin, from each query's own SQL metrics rather than its wall time. At ~0.2 s a
-query's wall time on this machine moves by 10% from run to run, more than the two joins differ;
-the metrics split it into the broadcast (collect, sort or build, broadcast) and the probe stage
+BroadcastHashJoin, from each query's own SQL metrics rather than its wall time. A query this
+short moves from run to run by more than the two joins differ (docs/design.md, "Equality keys
+plus a range"); the metrics split it into the broadcast (collect, sort or build, broadcast) and the probe stage
 (the tasks' WholeStageCodegen duration, summed over tasks), where the two joins' own work is.
 Reads the benchmark's scale-1 data (run `make bench` first); the engines alternate, a warm-up
 round first; medians and minima over the runs.
 
-    .venv/bin/python bench/tiny_groups_stages.py [--rounds 30]
+    .venv/bin/python -m bench.probes.tiny_groups_stages [--rounds 30]
 """
 
 import argparse
 import os
 import re
 import statistics
-import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-
-from bench import SPARK_CONF  # noqa: E402
-from local_spark import local_spark  # noqa: E402
-from tiny_groups_after_others import TINY  # noqa: E402
+from bench import workloads as wl
+from bench.local_spark import SPARK_CONF, local_spark
+from bench.probes.tiny_groups_after_others import TINY
 
 ENGINES = {"true": "rangejoin", "false": "stock"}
 
@@ -56,7 +52,7 @@ def stage_times(spark) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=30, help="timed runs per engine")
-    parser.add_argument("--data-dir", default=os.path.join(HERE, "data", "scale-1-v1"))
+    parser.add_argument("--data-dir", default=os.path.join(wl.DATA_ROOT, wl.scale_tag(1)))
     args = parser.parse_args()
     with local_spark("tiny-groups-stages", conf=SPARK_CONF) as spark:
         for table in ("cp", "ci"):

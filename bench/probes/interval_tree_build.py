@@ -3,9 +3,9 @@ query as a join does: 60,000 second keys in 30,000 key groups of two (W10's tiny
 again and again through py4j. The numbers behind docs/design.md's "Equality keys plus a range":
 with the tree's loops in its constructor, HotSpot never compiled them (`-XX:+PrintCompilation`
 prints "COMPILE SKIPPED: stack not empty at OSR entry point" for `IntervalTree::<init>`), and
-every build ran interpreted. Each time includes one py4j call (~0.1 ms).
+every build ran interpreted. Each time includes one py4j call.
 
-    .venv/bin/python bench/interval_tree_build.py [--builds 100] [--print-compilation]
+    .venv/bin/python -m bench.probes.interval_tree_build [--builds 100] [--print-compilation]
 """
 
 import argparse

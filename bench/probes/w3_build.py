@@ -3,10 +3,11 @@ and beside stock Spark's own broadcast hash join of the same side (`s3 JOIN b3 O
 hinted), in one JVM, the three interleaved; and SortedBroadcast's metrics (medians) for
 rangejoin, whose answer is checked against DuckDB's on the same files. The side switch is off
 here, so that b3 is the side broadcast: with it on, W3 buffers s3's few rows that can match
-instead (bench/side_switch.py measures that). The numbers behind docs/design.md's "Where the sort runs". Reads the benchmark's
-scale-1 data (run `make bench`, or `bench.py --only W3`, first).
+instead (bench.probes.side_switch measures that). The numbers behind docs/design.md's "Where the
+sort runs". Reads the benchmark's scale-1 data (run `make bench`, or `python -m bench.bench --only
+W3`, first).
 
-    .venv/bin/python bench/w3_build.py [--rounds 4] [--runs 3]
+    .venv/bin/python -m bench.probes.w3_build [--rounds 4] [--runs 3]
 
 With `--only-rangejoin N` it runs rangejoin's W3 N times and nothing else: the loop design.md's
 profiles were recorded over, e.g. with
@@ -15,17 +16,12 @@ profiles were recorded over, e.g. with
 
 import argparse
 import os
-import sys
 import time
 
 import duckdb
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-
-import workloads as wl  # noqa: E402
-from bench import SPARK_CONF  # noqa: E402
-from local_spark import local_spark  # noqa: E402
+from bench import workloads as wl
+from bench.local_spark import SPARK_CONF, local_spark
 
 QUERIES = {
     "rangejoin W3": "SELECT count(*) AS n, sum(s.id) AS sids, sum(b.id) AS bids FROM s3 s JOIN b3 b ON s.k > b.k",
@@ -64,9 +60,7 @@ def main() -> None:
     parser.add_argument("--only-rangejoin", type=int, default=0, metavar="N",
                         help="run rangejoin's W3 N times, nothing else, and print each time")
     args = parser.parse_args()
-    data = os.path.join(HERE, "data", wl.scale_tag(1))
-    if not os.path.exists(os.path.join(data, "manifest.json")):
-        raise SystemExit(f"no benchmark data in {data}: run `make bench` first")
+    data = wl.full_size_data()
     with local_spark("w3-build", conf=dict(SPARK_CONF, **{"spark.rangejoin.sideSwitch.enabled": "false"})) as spark:
         for t in ("s3", "b3"):
             spark.read.parquet(os.path.join(data, f"{t}.parquet")).createOrReplaceTempView(t)

@@ -4,18 +4,13 @@ buffered row per key to thousands. The numbers behind docs/design.md's "Equality
 range": where, if anywhere, the hash join wins. 600K points and 60K intervals as cached views,
 local[2]; each engine runs the query in turn, best of the runs after a warm-up round.
 
-    .venv/bin/python bench/keyed_groups.py [--rounds 4] [--runs 4]
+    .venv/bin/python -m bench.probes.keyed_groups [--rounds 4] [--runs 4]
 """
 
 import argparse
-import os
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from bench import SPARK_CONF  # noqa: E402
-from local_spark import local_spark  # noqa: E402
+from bench.local_spark import SPARK_CONF, local_spark
 
 POINTS = 600_000
 INTERVALS = 60_000

@@ -2,18 +2,13 @@
 shapes docs/design.md quotes under "Whole-stage code generation"): 400K x 200 rows on Parquet,
 local[2], the best of the last 7 of 8 runs, two rounds each alternating the engines.
 
-    .venv/bin/python bench/generated_joins.py
+    .venv/bin/python -m bench.probes.generated_joins
 """
 
-import os
-import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from bench import SPARK_CONF  # noqa: E402
-from local_spark import local_spark  # noqa: E402
+from bench.local_spark import SPARK_CONF, local_spark
 
 QUERIES = [
     ("LEFT JOIN f.k > d.k", "SELECT count(*), sum(d.id) FROM f LEFT JOIN d ON f.k > d.k"),

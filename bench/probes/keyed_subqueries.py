@@ -2,17 +2,12 @@
 docs/design.md quotes under "Keyed semi, anti and existence joins"): 600K points and 60K
 intervals as cached views, 24 keys or unique keys, best of 3 after a warm-up, local[2].
 
-    .venv/bin/python bench/keyed_subqueries.py
+    .venv/bin/python -m bench.probes.keyed_subqueries
 """
 
-import os
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from bench import SPARK_CONF  # noqa: E402
-from local_spark import local_spark  # noqa: E402
+from bench.local_spark import SPARK_CONF, local_spark
 
 QUERIES = [
     ("EXISTS, unique keys",

@@ -8,7 +8,7 @@ Spark's own sort-merge join over the same bins (`spark.rangejoin.shuffle.maxPart
 which spills). Stock Spark's plan is a cartesian product (4 x 10^11 pairs) and is not run. Best
 of 3 after a warm-up, the answers checked equal.
 
-    .venv/bin/python bench/local_cluster.py [--data-dir bench/data/scale-1-v1]
+    .venv/bin/python -m bench.probes.local_cluster [--data-dir bench/data/scale-1-v1]
 """
 
 import argparse
@@ -19,8 +19,7 @@ import pyspark
 from pyspark.sql import SparkSession
 
 import rangejoin
-
-HERE = os.path.dirname(os.path.abspath(__file__))
+from bench import workloads as wl
 
 QUERIES = {
     "W12 BETWEEN large": "SELECT count(*) AS n, sum(p.id + i.id) AS ids FROM p_large p JOIN i_large i "
@@ -39,7 +38,7 @@ def executors_started(spark) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", default=os.path.join(HERE, "data", "scale-1-v1"))
+    parser.add_argument("--data-dir", default=os.path.join(wl.DATA_ROOT, wl.scale_tag(1)))
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     builder = (SparkSession.builder.master("local-cluster[2,1,1024]").appName("local-cluster")
