@@ -16,7 +16,7 @@ PY_SOURCES  := $(shell find python/rangejoin -name '*.py' 2>/dev/null) pyproject
 # The Python packages the build, the tests and the benchmarks use; pinned for repeatable runs.
 PY_DEPS     := pyspark==4.3.0 pytest==9.2.0 duckdb==2.0.0
 
-.PHONY: all venv jar wheel install demo test scala-test py-test py-test-fast bench publish-local publish-m2 clean
+.PHONY: all venv jar wheel install demo test test-fast scala-test scala-test-fast py-test py-test-fast bench publish-local publish-m2 clean
 
 all: wheel
 
@@ -56,6 +56,22 @@ test: $(VENV_STAMP)
 	$(SBT) package publishM2 test
 	touch $(JAR)
 	$(MAKE) --no-print-directory py-test
+
+# The inner loop, under 5 minutes after the build: the unit suites, a slice of every differential
+# family (RANGEJOIN_TESTS=fast: rangejoin.differential.Tier) and the quick pytest tier. `make
+# test` runs everything; CI runs `make test`.
+FAST_SUITES := rangejoin.condition.* rangejoin.bins.* rangejoin.execution.* rangejoin.planning.* \
+  rangejoin.differential.PlainDifferentialSuite rangejoin.differential.BandDifferentialSuite \
+  rangejoin.differential.KeyedDifferentialSuite rangejoin.differential.KeyedShuffledDifferentialSuite \
+  rangejoin.differential.KeyedExistenceDifferentialSuite rangejoin.differential.BinnedDifferentialSuite \
+  rangejoin.differential.FileScanDifferentialSuite
+
+test-fast: scala-test-fast
+	$(MAKE) --no-print-directory py-test-fast
+
+scala-test-fast: $(VENV_STAMP)
+	RANGEJOIN_TESTS=fast $(SBT) package "testOnly $(FAST_SUITES)"
+	touch $(JAR)
 
 scala-test: $(VENV_STAMP)
 	$(SBT) test

@@ -47,7 +47,8 @@ NESTED_LOOPS = ("CartesianProduct", "BroadcastNestedLoopJoin")
 INDEXES = ("IntervalIndex", "BandRun", "SortedRun")
 DYNAMIC_FILTER_METRIC = "streamed rows skipped by the dynamic filter"
 # The node the dynamic filter is planned as, on the join's streamed side (see docs/design.md).
-DYNAMIC_FILTER_NODE = "RangeJoinDynamicFilter"
+# The join carries its dynamic filter, and the filter's metric.
+DYNAMIC_FILTER_NODE = "PiecewiseMergeJoin"
 
 class BenchError(Exception):
     pass

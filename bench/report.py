@@ -575,10 +575,10 @@ def markdown(results, chart_file: Optional[str]) -> str:
                              "input records (all stages)"], rows, right=(2, 3, 4)))
         for w1, q1 in queries(results):
             if q1.get("dynamic_filter_skipped") is not None:
-                out += ["", f"- {q1['key']}: RangeJoinDynamicFilter's metric \"{DYNAMIC_FILTER_METRIC}\" "
+                out += ["", f"- {q1['key']}: the PiecewiseMergeJoin's dynamic filter metric \"{DYNAMIC_FILTER_METRIC}\" "
                         f"= {q1['dynamic_filter_skipped']:,}"]
         if all(q1.get("dynamic_filter_skipped") is None for _, q1 in queries(results)):
-            out += ["", f"(No RangeJoinDynamicFilter node reported \"{DYNAMIC_FILTER_METRIC}\" in "
+            out += ["", f"(No PiecewiseMergeJoin reported \"{DYNAMIC_FILTER_METRIC}\" in "
                     "this run.)"]
     else:
         out.append("Neither W1 nor W5 was run.")

@@ -48,6 +48,11 @@ class FileScanDifferentialSuite extends RangeJoinQueries {
   private var root: File = _
   private val written = mutable.Map.empty[Encoding, String]
 
+  // The fast tier (Tier) checks a slice of the encodings and evolved tables, each with a slice
+  // of its queries.
+  private val encodings = Tier.sample(FileScanData.encodings, slice = 6)
+  private val evolvedTables = Tier.sample(EvolvedTables.tables, slice = 4)
+
   override def beforeAll(): Unit = {
     super.beforeAll()
     root = Files.createTempDirectory("filescan-differential").toFile
@@ -148,7 +153,7 @@ class FileScanDifferentialSuite extends RangeJoinQueries {
   // The files
 
   test("each streamed table is one file of many row groups with distinct statistics") {
-    for (e <- FileScanData.encodings) {
+    for (e <- encodings) {
       table(e)
       val layout = FileScanData.layoutOnDisk(spark, written(e), e.format)
       val g = FileScanData.rowGroup(e.format)
@@ -242,7 +247,7 @@ class FileScanDifferentialSuite extends RangeJoinQueries {
   // ---------------------------------------------------------------------------------------------
   // Every encoding, every join form and operator
 
-  for ((e, index) <- FileScanData.encodings.zipWithIndex) {
+  for ((e, index) <- FileScanData.encodings.zipWithIndex if encodings.contains(e)) {
     test(s"${e.name}: every join form, operator and bound agrees with stock Spark") {
       val s = Streamed(s"${table(e)} s", key = "k", id = "id")
       checkAll(queriesFor(s, e.domain, index, e.everyOperator))
@@ -374,9 +379,9 @@ class FileScanDifferentialSuite extends RangeJoinQueries {
     }
   }
 
-  for (format <- Seq("parquet", "orc"); t <- EvolvedTables.tables) {
+  for (format <- Seq("parquet", "orc"); t <- evolvedTables) {
     test(s"$format, schema evolution, ${t.name}: every join form agrees with stock Spark") {
-      val failures = evolvedQueries(t, format).flatMap { case (q, readers) =>
+      val failures = Tier.sample(evolvedQueries(t, format), slice = 8).flatMap { case (q, readers) =>
         mismatch(q, readers, reference ++ readers, mustPlan = true, mayRaise = t.mayRaise)
       }
       assert(failures.isEmpty, failures.mkString("\n\n"))
@@ -436,9 +441,14 @@ class FileScanDifferentialSuite extends RangeJoinQueries {
   // ---------------------------------------------------------------------------------------------
   // Controls
 
-  /** A sample of the encodings' queries: every `n`th encoding from `offset`, every `n`th query. */
+  /**
+   * A sample of the encodings' queries: every `n`th encoding from `offset`, every `n`th query (in
+   * the fast tier, of the encodings it checks).
+   */
   private def sample(n: Int, offset: Int): Seq[String] =
-    FileScanData.encodings.zipWithIndex.filter(_._2 % n == offset).flatMap { case (e, index) =>
+    FileScanData.encodings.zipWithIndex.filter { case (e, i) =>
+      if (Tier.fast) encodings.indexOf(e) % n == offset else i % n == offset
+    }.flatMap { case (e, index) =>
       queriesFor(Streamed(s"${table(e)} s", "k", "id"), e.domain, index, e.everyOperator).zipWithIndex.collect {
         case (q, i) if i % n == index % n => q
       }

@@ -44,7 +44,7 @@ private[rangejoin] object DynamicFilter {
    */
   final case class Spec(op: RangeOp, streamedKey: Expression, keepRejected: Boolean) {
     override def toString: String =
-      s"${if (keepRejected) "NOT " else ""}$streamedKey ${op.symbol} ${op.deciding}(buffered key)"
+      s"${if (keepRejected) "NOT " else ""}$streamedKey ${op.symbol} the buffered keys' ${op.deciding}"
   }
 
   /**
