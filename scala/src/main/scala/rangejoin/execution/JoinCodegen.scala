@@ -187,6 +187,14 @@ private[execution] trait JoinCodegen extends CodegenSupport {
      """.stripMargin
   }
 
+  private def candidateTerms(ctx: CodegenContext, input: Seq[ExprCode], task: String): JoinCodegen.CandidateTerms = {
+    val i = ctx.freshName("candidate")
+    val pass = ctx.freshName("pass")
+    val sorted = ctx.freshName("sorted")
+    JoinCodegen.CandidateTerms(i, ctx.freshName("matched"), pass, metricTerm(ctx, "numOutputRows"),
+      metricTerm(ctx, "numCandidates"), sorted, passes(ctx, input, task, sorted, i, pass))
+  }
+
   /**
    * Inner and outer joins: every passing pair is output, then an outer join's streamed row with
    * none, padded. A parent's code is generated once: an inner join's is in the candidate loop;
@@ -200,13 +208,8 @@ private[execution] trait JoinCodegen extends CodegenSupport {
    */
   private def pairsLoop(ctx: CodegenContext, input: Seq[ExprCode], task: String, looked: String): String = {
     val padded = semantics.streamed == RowEmit.PaddedIfUnmatched
-    val i = ctx.freshName("candidate")
-    val matched = ctx.freshName("matched")
-    val pass = ctx.freshName("pass")
-    val numOutput = metricTerm(ctx, "numOutputRows")
-    val examined = metricTerm(ctx, "numCandidates")
-    val sorted = ctx.freshName("sorted")
-    val test = passes(ctx, input, task, sorted, i, pass)
+    val terms = candidateTerms(ctx, input, task)
+    import terms._
     // A pair's output: the parent's code in the loop for an inner join; for an outer join, which
     // also outputs a padded row, a call to the method that holds it.
     val (emitPair, emitPadding) = if (padded) {
@@ -327,13 +330,8 @@ private[execution] trait JoinCodegen extends CodegenSupport {
    * used only where the residual cannot fail: see [[JoinCodegen.supports]].)
    */
   private def decide(ctx: CodegenContext, input: Seq[ExprCode], task: String, looked: String): String = {
-    val i = ctx.freshName("candidate")
-    val matched = ctx.freshName("matched")
-    val pass = ctx.freshName("pass")
-    val numOutput = metricTerm(ctx, "numOutputRows")
-    val examined = metricTerm(ctx, "numCandidates")
-    val sorted = ctx.freshName("sorted")
-    val test = passes(ctx, input, task, sorted, i, pass)
+    val terms = candidateTerms(ctx, input, task)
+    import terms._
     val scan = ctx.freshName("scan")
     val settledWhole = if (residual.isEmpty) {
       s"""
@@ -463,6 +461,13 @@ private[execution] trait JoinCodegen extends CodegenSupport {
 }
 
 private[execution] object JoinCodegen {
+  /**
+   * The names both candidate loops use: the candidate's position `i`, whether any pair `matched`,
+   * whether this one `pass`es (tested by `test`), the metrics, and the buffer's `sorted` flag.
+   */
+  final case class CandidateTerms(
+      i: String, matched: String, pass: String, numOutput: String, examined: String, sorted: String, test: String)
+
   /**
    * Whether the join's loop can be generated: the streamed side's output alone depends on each
    * streamed row (the buffered side outputs nothing on its own), no extreme buffered row decides

@@ -92,10 +92,13 @@ abstract class DistributedDifferentialSuite extends AnyFunSuite with ClusterDiff
   protected def check(label: String, cases: Seq[DifferentialCase], conf: (String, String)*): Unit =
     Tier.sample(cases).foreach { c => test(s"$label: $c")(runner.check(c, conf)) }
 
-  /** Every other case with adaptive execution on, the rest with it off. */
+  /** Every other case with adaptive execution on, the rest with it off; `label` tells apart several calls. */
   protected def checkAqeOnAndOff(cases: Seq[DifferentialCase], conf: (String, String)*): Unit =
+    checkAqeOnAndOff("", cases, conf: _*)
+
+  protected def checkAqeOnAndOff(label: String, cases: Seq[DifferentialCase], conf: (String, String)*): Unit =
     for ((aqe, offset) <- Seq("true" -> 0, "false" -> 1)) {
-      check(s"AQE $aqe", cases.indices.collect { case i if i % 2 == offset => cases(i) },
+      check(s"${label}AQE $aqe", cases.indices.collect { case i if i % 2 == offset => cases(i) },
         conf :+ (SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe): _*)
     }
 }
@@ -126,7 +129,7 @@ class PlainDistributedSuite extends DistributedDifferentialSuite {
   checkAqeOnAndOff(PlainCases.every(3, 0))
   // The inner cases with the side switch on every join it can take, swapping whenever it can:
   // the pass over the keys, the filtered side's broadcast and the streamed large side, across JVMs.
-  checkAqeOnAndOff(PlainCases.inner, SideSwitchEverywhere.conf: _*)
+  checkAqeOnAndOff("side switch, ", PlainCases.inner, SideSwitchEverywhere.conf: _*)
   // Registered after the cases, so it runs after them.
   test("the side switch buffered the other side across executors") {
     assert(runner.switches.swapped > 0, s"${runner.switches.switched} switched, ${runner.switches.swapped} swapped")

@@ -93,7 +93,7 @@ object KeyedCases {
     def expectPlanned: Boolean = key.expectPlanned && (form.emitsPairs || !shape.residualFails)
     override def toString: String =
       s"#$index ${form.name} ${shape.name} on ${key.name}, ${rangeType.name}, ${data.name}, " +
-        s"${if (hint.isEmpty) "no hint" else hint}${if (keyFirst) "" else ", keys last"}"
+        s"${if (hint.isEmpty) "no hint" else hint}${if (keyFirst) "" else ", keys last"}${if (shuffled) ", shuffled" else ""}"
 
     override def register(spark: SparkSession): Unit = {
       def table(left: Boolean, name: String): Unit = {
