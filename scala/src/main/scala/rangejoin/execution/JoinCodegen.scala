@@ -8,6 +8,7 @@ import org.apache.spark.sql.catalyst.expressions.codegen.Block._
 import org.apache.spark.sql.execution.{CodegenSupport, SparkPlan}
 import org.apache.spark.sql.types.BooleanType
 
+import rangejoin.condition.CannotFail
 import rangejoin.execution.driver.{CodegenJoinTask, JoinSemantics, JoinSpec, RowEmit}
 import rangejoin.execution.filter.DynamicFilter
 import rangejoin.execution.index.BufferedColumns
@@ -85,9 +86,10 @@ private[execution] trait JoinCodegen extends CodegenSupport {
     // Every streamed column is computed before the join, as the interpreted join's input rows are;
     // the join's branches then only read them.
     val evalInput = evaluateVariables(input)
-    val keys = probeKeys(ctx, input, task)
+    val (keys, keysTerm) = probeKeys(ctx, input, task)
     val looked = ctx.freshName("looked")
-    val body = if (semantics.emitsPairs) pairsLoop(ctx, input, task, looked) else decide(ctx, input, task, looked)
+    val body = if (semantics.emitsPairs) pairsLoop(ctx, input, task, looked)
+      else decide(ctx, input, task, looked, keysTerm)
     fetchReadColumns(ctx, task, body)
     s"""
        |${lazyTaskInit(task)}
@@ -133,25 +135,25 @@ private[execution] trait JoinCodegen extends CodegenSupport {
    * Projects the streamed keys and positions the search; the keys are evaluated only where Spark
    * evaluates them (see JoinSpec.probes), which the task knows once the broadcast is read.
    */
-  private def probeKeys(ctx: CodegenContext, input: Seq[ExprCode], task: String): String = {
+  private def probeKeys(ctx: CodegenContext, input: Seq[ExprCode], task: String): (String, String) = {
     ctx.INPUT_ROW = null
     ctx.currentVars = input
     val bound = joinSpec.probedKeys.map(BindReferences.bindReference(_, streamed.output))
     val projected = GenerateUnsafeProjection.createCode(ctx, bound)
     val keys = ctx.freshName("keys")
-    s"""
+    (s"""
        |InternalRow $keys = null;
        |if ($task.probes()) {
        |  ${projected.code}
        |  $keys = ${projected.value};
        |}
        |$task.find($keys);
-     """.stripMargin
+     """.stripMargin, keys)
   }
 
   /**
-   * Sets `pass` to whether the pair (input, buffered row `i`) passes: the residual over a sorted
-   * buffer, the whole condition over an unsorted one. Buffered columns are read here, into
+   * Sets `pass` (declared by the caller) to whether the pair (input, buffered row `i`) passes:
+   * the residual over a sorted buffer, the whole condition over an unsorted one. Buffered columns are read here, into
    * variables local to each branch.
    */
   private def passes(
@@ -178,7 +180,6 @@ private[execution] trait JoinCodegen extends CodegenSupport {
          """.stripMargin
     }
     s"""
-       |boolean $pass;
        |if ($sorted) {
        |  ${test(residual, fromRows = false)}
        |} else {
@@ -225,6 +226,7 @@ private[execution] trait JoinCodegen extends CodegenSupport {
     // Candidate i: whether the pair passes; a failing pair goes to the next one. `sorted` is
     // read once per streamed row, outside the loop.
     val candidate = s"""
+       |  boolean $pass;
        |  $test
        |  if (!$pass) continue;
        |  $matched = true;
@@ -329,9 +331,35 @@ private[execution] trait JoinCodegen extends CodegenSupport {
    * residual over a sorted buffer every candidate passes, so a run decides it at once. (Codegen is
    * used only where the residual cannot fail: see [[JoinCodegen.supports]].)
    */
-  private def decide(ctx: CodegenContext, input: Seq[ExprCode], task: String, looked: String): String = {
+  private def decide(ctx: CodegenContext, input: Seq[ExprCode], task: String, looked: String, keys: String): String = {
     val terms = candidateTerms(ctx, input, task)
     import terms._
+    // A residual that raises on a candidate met in key order: the task replays the row's
+    // candidates in stock Spark's order (driver.SparkOrder), which decides it, or raises.
+    val replay = if (residual.forall(CannotFail(_))) None else {
+      ctx.INPUT_ROW = null
+      ctx.currentVars = input
+      val row = GenerateUnsafeProjection.createCode(ctx, streamed.output.zipWithIndex.map { case (a, o) =>
+        BoundReference(o, a.dataType, a.nullable) })
+      val error = ctx.freshName("error")
+      Some((error, s"""
+         |${row.code}
+         |$matched = $task.passesInSparkOrder($keys, ${row.value}, $error);
+         |break;
+       """.stripMargin))
+    }
+    val tested = replay match {
+      case None => s"boolean $pass;\n$test"
+      case Some((error, onError)) =>
+        s"""
+           |boolean $pass = false;
+           |try {
+           |  $test
+           |} catch (Throwable $error) {
+           |  $onError
+           |}
+         """.stripMargin
+    }
     val scan = ctx.freshName("scan")
     val settledWhole = if (residual.isEmpty) {
       s"""
@@ -362,7 +390,7 @@ private[execution] trait JoinCodegen extends CodegenSupport {
        |  int $i;
        |  while (($i = $task.next()) >= 0) {
        |    $looked++;
-       |    $test
+       |    $tested
        |    if ($pass) {
        |      $matched = true;
        |      break;
@@ -471,17 +499,15 @@ private[execution] object JoinCodegen {
   /**
    * Whether the join's loop can be generated: the streamed side's output alone depends on each
    * streamed row (the buffered side outputs nothing on its own), no extreme buffered row decides
-   * every row (the fast path: its filter is the answer), and a first passing pair that decides a
-   * row is never preceded by a residual that raises (the interpreted driver would replay the
-   * candidates in Spark's order). A dynamic filter is generated in the join's own code.
+   * every row (the fast path: its filter is the answer). Where a first passing pair decides a
+   * row and the residual raises, the task replays the row's candidates in Spark's order, as the
+   * interpreted driver does. A dynamic filter is generated in the join's own code.
    */
   def supports(
       semantics: JoinSemantics,
-      residualCannotFail: Boolean,
       bufferedExtreme: Boolean,
       streamedOutput: Seq[Attribute]): Boolean =
     !semantics.needsBufferedMatches && !bufferedExtreme &&
-      (semantics.emitsPairs || residualCannotFail) &&
       // An outer join outputs through a method with the streamed columns, a position and a flag
       // as parameters (see pairsLoop): the JVM's limit on them applies to a very wide side.
       (semantics.streamed != RowEmit.PaddedIfUnmatched ||

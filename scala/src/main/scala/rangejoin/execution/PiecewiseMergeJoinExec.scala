@@ -67,7 +67,6 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
    */
   override def supportCodegen: Boolean = decidedByFilter || JoinCodegen.supports(
     semantics,
-    residualCannotFail = range.residual.forall(CannotFail(_)),
     bufferedExtreme = bufferedExtreme.isDefined,
     streamedOutput = streamed.output)
 

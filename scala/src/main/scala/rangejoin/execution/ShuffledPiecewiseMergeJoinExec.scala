@@ -16,7 +16,6 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import rangejoin.execution.driver.{Matches, ShuffledJoinTasks, TaskBuffers}
 import rangejoin.condition.RangeCondition
 import rangejoin.execution.index.SortedBuffer
-import rangejoin.condition.CannotFail
 import rangejoin.execution.broadcast.SortedBroadcastMode
 /**
  * A range join with equality keys whose sides are both too large to broadcast: Spark shuffles
@@ -77,7 +76,6 @@ private[rangejoin] case class ShuffledPiecewiseMergeJoinExec(
    */
   override def supportCodegen: Boolean = JoinCodegen.supports(
     semantics,
-    residualCannotFail = range.residual.forall(CannotFail(_)),
     bufferedExtreme = false,
     streamedOutput = streamed.output) && (streamed match {
       case _: InputAdapter => true

@@ -1,7 +1,11 @@
 package rangejoin.execution.driver
 
+import scala.util.control.NonFatal
+
+import org.apache.spark.TaskContext
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.JoinedRow
 
 import rangejoin.execution.index.{CandidateFinder, EveryRowFinder, SortedBuffer}
 /**
@@ -39,6 +43,22 @@ private[rangejoin] final class CodegenJoinTask(spec: JoinSpec, buffer: SortedBuf
   def runFrom: Int = finder.runFrom
 
   def runUntil: Int = finder.runUntil
+
+  private[this] lazy val pairPasses: InternalRow => Boolean =
+    spec.pairPredicate(sorted, TaskContext.getPartitionId()).getOrElse((_: InternalRow) => true)
+
+  private[this] val joined = new JoinedRow
+
+  /**
+   * Whether the streamed row (`streamed`, its probe keys `keys`) has a passing pair, its
+   * candidates tried in stock Spark's order ([[SparkOrder]]): called by generated code once the
+   * residual raised `error` on a candidate met in key order. The search starts again.
+   */
+  def passesInSparkOrder(keys: InternalRow, streamed: InternalRow, error: Throwable): Boolean = {
+    if (!NonFatal(error)) throw error
+    finder.find(keys)
+    SparkOrder.anyPasses(finder, buffer, i => pairPasses(spec.arrange(joined, streamed, buffer.row(i))), error)
+  }
 
   /** The buffered rows by position, for columns generated code does not read from arrays. */
   def rows: Array[InternalRow] = buffer.rows

@@ -3,7 +3,7 @@ package rangejoin.execution.driver
 import scala.collection.mutable.ArrayBuffer
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, BoundReference, Expression, Predicate, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, BoundReference, Expression, JoinedRow, Predicate, UnsafeProjection}
 import org.apache.spark.sql.execution.metric.SQLMetric
 
 import rangejoin.condition.{IndexSpec, KeyTypes, OrientedPredicate}
@@ -44,14 +44,8 @@ private[rangejoin] final case class JoinSpec(
       marks: Option[Matches],
       examined: SQLMetric,
       emitting: Boolean = false): Iterator[InternalRow] = {
-    val (finder, filter) =
-      if (buffer.isSorted) (finderFor(buffer), residual)
-      else (new EveryRowFinder(buffer.numRows), Some(condition))
-    val passes = filter.map { e =>
-      val predicate = Predicate.create(e, left ++ right)
-      predicate.initialize(partitionIndex)
-      predicate.eval _
-    }
+    val finder = if (buffer.isSorted) finderFor(buffer) else new EveryRowFinder(buffer.numRows)
+    val passes = pairPredicate(buffer.isSorted, partitionIndex)
     val emits = emitting || marks.isEmpty
     new StreamedJoinIterator(
       rows, finder, buffer, passes, newOutput(), streamedIsLeft,
@@ -60,6 +54,21 @@ private[rangejoin] final case class JoinSpec(
       marks,
       examined)
   }
+
+  /**
+   * What a pair (laid out left then right) must pass: the residual over a sorted buffer (None:
+   * every candidate passes), the whole condition over an unsorted one.
+   */
+  def pairPredicate(sorted: Boolean, partitionIndex: Int): Option[InternalRow => Boolean] =
+    (if (sorted) residual else Some(condition)).map { e =>
+      val predicate = Predicate.create(e, left ++ right)
+      predicate.initialize(partitionIndex)
+      predicate.eval _
+    }
+
+  /** The pair (streamed, buffered) laid out left then right, in `joined`. */
+  def arrange(joined: JoinedRow, streamed: InternalRow, buffered: InternalRow): InternalRow =
+    if (streamedIsLeft) joined(streamed, buffered) else joined(buffered, streamed)
 
   /**
    * Emits the buffered rows [from, until) on their own, as the join type says given `matches`,

@@ -157,9 +157,6 @@ private[rangejoin] final class StreamedJoinIterator(
    */
   private def passesInSparkOrder(error: Throwable): Boolean = {
     finder.find(current)
-    val candidates = Iterator.continually(finder.next()).takeWhile(_ >= 0).toArray
-    val inSparkOrder = candidates.sortBy(buffered.origin)
-    if (inSparkOrder.exists(c => passes(out.arrange(current, buffered.row(c))))) true
-    else throw error // unreachable for a deterministic residual
+    SparkOrder.anyPasses(finder, buffered, c => passes(out.arrange(current, buffered.row(c))), error)
   }
 }
