@@ -64,7 +64,7 @@ FAST_SUITES := rangejoin.condition.* rangejoin.bins.* rangejoin.execution.* rang
   rangejoin.differential.PlainDifferentialSuite rangejoin.differential.BandDifferentialSuite \
   rangejoin.differential.KeyedDifferentialSuite rangejoin.differential.KeyedShuffledDifferentialSuite \
   rangejoin.differential.KeyedExistenceDifferentialSuite rangejoin.differential.BinnedDifferentialSuite \
-  rangejoin.differential.FileScanDifferentialSuite
+  rangejoin.differential.FileScanDifferentialSuite rangejoin.differential.AsOfDifferentialSuite
 
 test-fast: scala-test-fast
 	$(MAKE) --no-print-directory py-test-fast

@@ -143,7 +143,32 @@ def tables(scale: float) -> Dict[str, Table]:
     out += keyed_tables(scale)
     out += keyed_existence_tables(scale)
     out += decision_support_tables(scale)
+    out += asof_tables(scale)
     return {t.name: t for t in out}
+
+
+# W14 (as-of join): trades and quotes of this many symbols.
+ASOF_SYMBOLS = 100
+
+
+def asof_tables(scale: float) -> List[Table]:
+    """W14's tables: trades tr(id, sym, ts), ts pseudo-random in [0, 10 x trades); quotes
+    qu(id, sym, ts, bid), one every 10 x trades / quotes units, each time unique, so that every
+    engine's as-of answer is determined (no two quotes of a symbol at one time)."""
+    n = scaled(1_000_000, scale)
+    m = scaled(100_000, scale)
+    step = max(1, 10 * n // m)
+    return [
+        Table("tr", n,
+              f"SELECT range AS id, {spread('range', 40503, 7, ASOF_SYMBOLS)} AS sym, "
+              f"{spread('range', 2654435761, 12345, 10 * n)} AS ts FROM range({n})",
+              f"trades: id = 0..n-1, sym one of {ASOF_SYMBOLS}, ts pseudo-random in [0, {10 * n:,})",
+              first_rows="id < {n}"),
+        Table("qu", m,
+              f"SELECT range AS id, range % {ASOF_SYMBOLS} AS sym, range * {step} + 1 AS ts, "
+              f"range % 1000 AS bid FROM range({m})",
+              f"quotes: id = 0..m-1, sym = id % {ASOF_SYMBOLS}, ts = {step} id + 1, bid = id % 1000"),
+    ]
 
 
 # W10 (equality keys plus a range): points and intervals on 24 chromosomes, as a genome's are.
@@ -526,6 +551,24 @@ def workloads() -> List[Workload]:
             floor_sql=lambda answers: (
                 "SELECT count(*) AS n, sum(v) AS total FROM (SELECT id AS v FROM cs WHERE quantity % 2 = 0 "
                 "UNION ALL SELECT id AS v FROM inv WHERE on_hand % 2 = 0)"),
+        ),
+        # As-of join (issue 26): SQL's ASOF JOIN, which stock Spark runs as SortMergeAsOfJoin
+        # (a scan of the symbol's quotes per trade), rangejoin as PiecewiseMergeAsOfJoin.
+        Workload(
+            "W14", "as-of join: each trade with its symbol's latest quote", ["tr", "qu"],
+            [Query("W14 ASOF JOIN",
+                   "SELECT count(q.bid) AS n, sum(q.bid) AS bids FROM tr t LEFT ASOF JOIN qu q "
+                   "MATCH_CONDITION (t.ts >= q.ts) ON t.sym = q.sym", streamed="tr",
+                   duckdb_sql="SELECT count(q.bid) AS n, sum(q.bid) AS bids FROM tr t ASOF LEFT JOIN qu q "
+                              "ON t.sym = q.sym AND t.ts >= q.ts",
+                   plan_marker="PiecewiseMergeAsOfJoin",
+                   spark_conf={"spark.sql.join.asofJoin.enabled": "true"})],
+            floor_what="both inputs scanned with a cheap filter, the columns the query reads: "
+                       "`SELECT count(*), sum(v) FROM (SELECT id AS v FROM tr WHERE (ts + sym) % 2 = 0 "
+                       "UNION ALL SELECT id AS v FROM qu WHERE (ts + bid + sym) % 2 = 0)`",
+            floor_sql=lambda answers: (
+                "SELECT count(*) AS n, sum(v) AS total FROM (SELECT id AS v FROM tr WHERE (ts + sym) % 2 = 0 "
+                "UNION ALL SELECT id AS v FROM qu WHERE (ts + bid + sym) % 2 = 0)"),
         ),
     ]
 

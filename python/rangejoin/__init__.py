@@ -17,12 +17,17 @@ at run time (the SQL configuration :data:`ENABLED`). Its configuration keys are 
 :data:`BROADCAST_THRESHOLD`, :data:`EXISTENCE_FAST_PATH`, :data:`DYNAMIC_FILTER`,
 :data:`EQUALITY_KEYS`, :data:`BINNING`, the side switch's :data:`SIDE_SWITCH`,
 :data:`SIDE_SWITCH_MIN_SIZE` and :data:`SIDE_SWITCH_MAX_RATIO`, and the shuffled join's
-:data:`SHUFFLE_MAX_PARTITION_SIZE`; each is set by the :func:`configure` option of its name in
+:data:`SHUFFLE_MAX_PARTITION_SIZE`, and the as-of joins' :data:`ASOF`; each is set by the :func:`configure` option of its name in
 lower case (``broadcast_threshold="64MB"``), with ``spark.conf.set`` or with SQL ``SET``. The join
 hint :data:`HINT` (``/*+ RANGE_JOIN(t) */``) makes ``t`` the buffered side.
+
+:func:`asof_join` joins each left row with the right row nearest in time (pandas ``merge_asof``'s
+names, on Spark's ``DataFrame._joinAsOf``), and :func:`asof_sql` switches Spark's SQL ``ASOF JOIN``
+syntax (:data:`ASOF_SQL`) on; rangejoin runs both as ``PiecewiseMergeAsOfJoin``.
 """
 
 from rangejoin._config import (
+    ASOF,
     BINNING,
     BROADCAST_THRESHOLD,
     DYNAMIC_FILTER,
@@ -36,6 +41,7 @@ from rangejoin._config import (
     SIDE_SWITCH_MAX_RATIO,
     SIDE_SWITCH_MIN_SIZE,
 )
+from rangejoin._asof import ASOF_SQL, asof_join, asof_sql
 from rangejoin._jar import MAVEN_COORDINATE, SCALA_BINARY_VERSION, jar_path
 from rangejoin._session import (
     NotInstalledError,
@@ -49,6 +55,8 @@ from rangejoin._version import __version__
 
 __all__ = [
     "__version__",
+    "ASOF",
+    "ASOF_SQL",
     "BINNING",
     "BROADCAST_THRESHOLD",
     "DYNAMIC_FILTER",
@@ -64,6 +72,8 @@ __all__ = [
     "SIDE_SWITCH_MAX_RATIO",
     "SIDE_SWITCH_MIN_SIZE",
     "NotInstalledError",
+    "asof_join",
+    "asof_sql",
     "configure",
     "disable",
     "enable",

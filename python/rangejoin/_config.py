@@ -177,6 +177,12 @@ SHUFFLE_MAX_PARTITION_SIZE = _option(
     "keys, each task sorting its partition of the smaller side, where that side's estimated size "
     "per shuffle partition is at most this; negative (``-1``) leaves such joins to Spark")
 
+ASOF = _option(
+    "asof", "spark.rangejoin.asof.enabled", "true", BOOLEAN,
+    "as-of joins (SQL ``ASOF JOIN``, ``DataFrame._joinAsOf``, pandas-on-Spark ``merge_asof``, "
+    ":func:`rangejoin.asof_join`) whose right side can be broadcast search it sorted by (keys, "
+    "time), O(log M) per left row; false leaves them to Spark")
+
 #: Every configuration key with its configure() option, in the JVM's order.
 OPTIONS: Tuple[Option, ...] = tuple(_TABLE)
 _BY_NAME: Dict[str, Option] = {option.name: option for option in OPTIONS}

@@ -64,6 +64,7 @@ def configure(
     side_switch_min_size: Optional[Union[int, str]] = None,
     side_switch_max_ratio: Optional[Union[int, float, str]] = None,
     shuffle_max_partition_size: Optional[Union[int, str]] = None,
+    asof: Optional[bool] = None,
     **unknown: Any,
 ) -> "SparkSession.Builder":
     """Set up a ``SparkSession.Builder`` to use rangejoin, and return the same builder.

@@ -86,6 +86,10 @@ object RangeJoinConf {
     "a join with equality keys and no side to broadcast sorts the smaller side per shuffle " +
       "partition when its estimated size per partition is at most this; negative: Spark's sort-merge join")
 
+  val AsOf: String = key("spark.rangejoin.asof.enabled", Some("true"), Kind.Boolean,
+    "as-of joins (SQL ASOF JOIN, DataFrame._joinAsOf, pandas merge_asof) with a right side to " +
+      "broadcast search it sorted by (keys, time), O(log M) per left row")
+
   /** Every key, in the order above. */
   val keys: Seq[Key] = table.toList
 
@@ -103,6 +107,8 @@ object RangeJoinConf {
   def dynamicFilter(conf: SQLConf): Boolean = boolean(conf, DynamicFilter)
 
   def equalityKeys(conf: SQLConf): Boolean = boolean(conf, EqualityKeys)
+
+  def asOfEnabled(conf: SQLConf): Boolean = boolean(conf, AsOf)
 
   def binning(conf: SQLConf): Boolean = boolean(conf, Binning)
 

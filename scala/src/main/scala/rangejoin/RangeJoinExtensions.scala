@@ -7,7 +7,7 @@ import org.apache.spark.sql.{SparkSession, SparkSessionExtensions, SparkSessionE
 import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
 
 import rangejoin.bins.BinnedRangeJoin
-import rangejoin.planning.{KeyedExistence, RangeJoinHintNames, RangeJoinHints, RangeJoinStrategy}
+import rangejoin.planning.{AsOfFilterPushdown, AsOfJoinRule, AsOfJoinStrategy, KeyedExistence, RangeJoinHintNames, RangeJoinHints, RangeJoinStrategy}
 /**
  * rangejoin's entry point: `spark.sql.extensions=rangejoin.RangeJoinExtensions`. Spark also loads
  * it on its own whenever the jar is on the classpath (META-INF/services), so naming it in
@@ -25,6 +25,11 @@ class RangeJoinExtensions extends SparkSessionExtensionsProvider {
       // before Spark drops hints it does not know.
       extensions.injectHintResolutionRule(_ => RangeJoinHintNames)
       extensions.injectResolutionRule(_ => RangeJoinHints)
+      // Takes the DataFrame and pandas as-of joins before the optimizer rewrites them into a
+      // correlated min_by per left row.
+      extensions.injectPostHocResolutionRule(_ => AsOfJoinRule)
+      // Pushes filters on the left side's columns below those as-of joins, as Spark's own.
+      extensions.injectOptimizerRule(_ => AsOfFilterPushdown)
       // Rewrites band joins too large to broadcast into Spark's own equi-joins on bins.
       extensions.injectOptimizerRule(_ => BinnedRangeJoin)
       // Reduces the subquery side of keyed semi, anti and existence joins with one inequality to
@@ -32,6 +37,8 @@ class RangeJoinExtensions extends SparkSessionExtensionsProvider {
       extensions.injectOptimizerRule(_ => KeyedExistence)
       // Plans range joins as PiecewiseMergeJoinExec, ahead of Spark's JoinSelection.
       extensions.injectPlannerStrategy(_ => RangeJoinStrategy)
+      // Plans as-of joins as PiecewiseMergeAsOfJoinExec, ahead of Spark's AsOfJoinSelection.
+      extensions.injectPlannerStrategy(session => AsOfJoinStrategy(session))
     }
   }
 }

@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Bou
 import org.apache.spark.sql.execution.metric.SQLMetric
 
 import rangejoin.condition.{IndexSpec, KeyTypes, OrientedPredicate}
-import rangejoin.execution.index.{BandRunFinder, CandidateFinder, EveryRowFinder, IntervalFinder, KeyCodec, KeyGroups, LongKeyGroups, PerKeyFinder, RowKeyGroups, SegmentOf, SortedBuffer, SortedKeys, SortedRunFinder}
+import rangejoin.execution.index.{BandRunFinder, CandidateFinder, EveryRowFinder, IntervalFinder, KeyCodec, KeyGroups, PerKeyFinder, SegmentOf, SortedBuffer, SortedKeys, SortedRunFinder}
 /**
  * What a task needs to run its part of a piecewise merge join, and nothing of the plan: it is
  * shipped to executors in task closures.
@@ -94,7 +94,7 @@ private[rangejoin] final case class JoinSpec(
         case Seq(BoundReference(ordinal, _, _)) => (identity[InternalRow] _, ordinal)
         case bound => (UnsafeProjection.create(bound), 0)
       }
-    finderOver(buffer, probes, groupLookup(_, equalityKeys.map(BindReferences.bindReference(_, streamedOutput))))
+    finderOver(buffer, probes, KeyGroups.lookup(_, equalityKeys.map(BindReferences.bindReference(_, streamedOutput))))
   }
 
   /** The streamed row's equality keys, under a per-key index; none otherwise. */
@@ -123,27 +123,7 @@ private[rangejoin] final case class JoinSpec(
     val equalityFields = equalityKeys.zipWithIndex.map { case (k, i) =>
       BoundReference(first + i, k.dataType, nullable = true)
     }
-    finderOver(buffer, _ => (identity[InternalRow] _, 0), groupLookup(_, equalityFields))
-  }
-
-  /**
-   * Looks a streamed row's equality key (`keys`, bound to the row) up in `groups`: one column of
-   * a long-keyed group is read in place as a long; any other key is projected to an UnsafeRow.
-   */
-  private def groupLookup(groups: KeyGroups, keys: Seq[Expression]): SegmentOf = (groups, keys) match {
-    case (g: LongKeyGroups, Seq(BoundReference(ordinal, _, _))) =>
-      val encode = g.encoder
-      row => if (row.isNullAt(ordinal)) KeyGroups.Empty else g.segment(encode(row, ordinal))
-    case (g: LongKeyGroups, _) =>
-      val encode = g.encoder
-      val project = UnsafeProjection.create(keys)
-      row => {
-        val key = project(row)
-        if (key.isNullAt(0)) KeyGroups.Empty else g.segment(encode(key, 0))
-      }
-    case (g: RowKeyGroups, _) =>
-      val project = UnsafeProjection.create(keys)
-      row => g.segment(project(row))
+    finderOver(buffer, _ => (identity[InternalRow] _, 0), KeyGroups.lookup(_, equalityFields))
   }
 
   /**

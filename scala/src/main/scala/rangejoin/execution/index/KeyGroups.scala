@@ -102,6 +102,26 @@ private[rangejoin] object KeyGroups {
     case _ => false
   }
 
+  /**
+   * Looks a streamed row's equality key (`keys`, bound to the row) up in `groups`: one column of
+   * a long-keyed group is read in place as a long; any other key is projected to an UnsafeRow.
+   */
+  def lookup(groups: KeyGroups, keys: Seq[Expression]): SegmentOf = (groups, keys) match {
+    case (g: LongKeyGroups, Seq(BoundReference(ordinal, _, _))) =>
+      val encode = g.encoder
+      row => if (row.isNullAt(ordinal)) Empty else g.segment(encode(row, ordinal))
+    case (g: LongKeyGroups, _) =>
+      val encode = g.encoder
+      val project = UnsafeProjection.create(keys)
+      row => {
+        val key = project(row)
+        if (key.isNullAt(0)) Empty else g.segment(encode(key, 0))
+      }
+    case (g: RowKeyGroups, _) =>
+      val project = UnsafeProjection.create(keys)
+      row => g.segment(project(row))
+  }
+
   /** Numbers the buffered rows' equality keys, `keys` bound to the rows, on the driver. */
   def numbering(keys: Seq[Expression]): Numbering = keys match {
     case Seq(k) if isLongKey(k.dataType) => new LongNumbering(k)

@@ -1,0 +1,102 @@
+package rangejoin.execution
+
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, SortOrder}
+import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter}
+import org.apache.spark.sql.catalyst.plans.physical.{BroadcastDistribution, Distribution, Partitioning, UnspecifiedDistribution}
+import org.apache.spark.sql.execution.{BinaryExecNode, ExplainUtils, SparkPlan}
+import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
+import org.apache.spark.sql.types._
+
+import rangejoin.condition.AsOfMatch
+import rangejoin.execution.broadcast.{SortedBroadcastExec, SortedBroadcastMode}
+import rangejoin.execution.driver.AsOfJoinTask
+import rangejoin.execution.index.{DistanceRange, SortedBuffer}
+
+/**
+ * An as-of join (`AsOfJoin`: SQL `ASOF JOIN`, `DataFrame._joinAsOf`, pandas-on-Spark
+ * `merge_asof`): each left row with the one right row whose time is nearest before it, after it
+ * or either way ([[AsOfMatch]]), among those with its equality keys and within the tolerance.
+ * The right side is sorted once by (keys, time) and broadcast by the [[SortedBroadcastExec]]
+ * below the join (the per-key index of the range joins, [[rangejoin.execution.index.KeyGroups]]);
+ * each left row looks its key's segment up and binary-searches it ([[AsOfJoinTask]]).
+ * {{{
+ *   right, sorted once:   key a: 1  3  3  5  8  |  key b: 2  9  |  NULL times (never match)
+ *   left (a, 4) backward:  segment a, last time <= 4  ->  the second 3
+ *   left (b, 1) backward:  segment b, no time <= 1    ->  NULLs (left outer) / nothing (inner)
+ * }}}
+ * Cost: O(M log M) once for the right side, O(log M) per left row; stock Spark's rewrite
+ * compares every pair (O(N x M)), its sort-merge operator scans each key's rows per left row.
+ * Left rows are joined where they are, in their order: no shuffle, their partitioning and order
+ * kept. Inner and left outer joins only, as Spark's `AsOfJoin`.
+ */
+private[rangejoin] case class PiecewiseMergeAsOfJoinExec(
+    asOf: AsOfMatch,
+    joinType: JoinType,
+    left: SparkPlan,
+    right: SparkPlan) extends BinaryExecNode {
+
+  require(joinType == Inner || joinType == LeftOuter, s"$nodeName joins inner or left outer, not $joinType")
+
+  override lazy val metrics: Map[String, SQLMetric] = Map(
+    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"))
+
+  override def output: Seq[Attribute] = joinType match {
+    case LeftOuter => left.output ++ right.output.map(_.withNullability(true))
+    case _ => left.output ++ right.output
+  }
+
+  private def bufferedMode: SortedBroadcastMode =
+    SortedBroadcastMode.of(asOf.rightTime, None, asOf.rightKeys, right.output, None)
+
+  override def requiredChildDistribution: Seq[Distribution] =
+    UnspecifiedDistribution :: BroadcastDistribution(bufferedMode) :: Nil
+
+  override def outputPartitioning: Partitioning = left.outputPartitioning
+
+  override def outputOrdering: Seq[SortOrder] = left.outputOrdering
+
+  protected override def doExecute(): RDD[InternalRow] = {
+    val payload = right.executeBroadcast[SortedBuffer]()
+    val (m, inner, leftOut, rightOut, out) = (asOf, joinType == Inner, left.output, right.output, output)
+    val range = PiecewiseMergeAsOfJoinExec.distanceRange(asOf).getOrElse(
+      throw new IllegalStateException(s"$nodeName: no distance range for ${asOf.distance.dataType}"))
+    val numOutputRows = longMetric("numOutputRows")
+    left.execute().mapPartitions { rows =>
+      new AsOfJoinTask(m, inner, leftOut, rightOut, out, payload.value, range, numOutputRows).join(rows)
+    }
+  }
+
+  /** This join as the planner finishes it: its right side under the sorted broadcast. */
+  def planned: PiecewiseMergeAsOfJoinExec =
+    copy(right = SortedBroadcastExec(asOf.rightTime, None, right, None, asOf.rightKeys))
+
+  override def simpleString(maxFields: Int): String = s"$nodeName $joinType, ${asOf.pick}, ($asOf)"
+
+  override def verboseStringWithOperatorId(): String =
+    s"""|$formattedNodeName
+        |${ExplainUtils.generateFieldString("As-of match", asOf.toString)}
+        |${ExplainUtils.generateFieldString("Join type", joinType.toString)}
+        |${ExplainUtils.generateFieldString("Ties and overflow", asOf.pick.toString)}
+        |""".stripMargin
+
+  override protected def withNewChildrenInternal(newLeft: SparkPlan, newRight: SparkPlan): PiecewiseMergeAsOfJoinExec =
+    copy(left = newLeft, right = newRight)
+}
+
+private[rangejoin] object PiecewiseMergeAsOfJoinExec {
+
+  /**
+   * How far Spark's distance expression stays exact, from its type and the times': None for
+   * a pair this operator does not take.
+   */
+  def distanceRange(m: AsOfMatch): Option[DistanceRange] = (m.leftTime.dataType, m.distance.dataType) match {
+    case (IntegerType, IntegerType) => Some(DistanceRange.IntRange)
+    case (LongType, LongType) => Some(DistanceRange.LongRange)
+    case (d: DecimalType, _: DecimalType) if d.precision <= Decimal.MAX_LONG_DIGITS => Some(DistanceRange.Exact)
+    case (DateType, _: DayTimeIntervalType) => Some(DistanceRange.DaysAsMicros)
+    case (TimestampType | TimestampNTZType, _: DayTimeIntervalType) => Some(DistanceRange.LongRange)
+    case _ => None
+  }
+}

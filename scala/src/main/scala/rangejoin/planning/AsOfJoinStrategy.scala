@@ -1,0 +1,70 @@
+package rangejoin.planning
+
+import scala.util.control.NonFatal
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.optimizer.RewriteAsOfJoin
+import org.apache.spark.sql.catalyst.plans.logical.{AsOfJoin, LogicalPlan}
+import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
+import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
+import org.apache.spark.sql.internal.SQLConf
+
+import rangejoin.RangeJoinConf
+import rangejoin.condition.AsOfPick
+import rangejoin.execution.PiecewiseMergeAsOfJoinExec
+
+/**
+ * Plans as-of joins as [[PiecewiseMergeAsOfJoinExec]], ahead of Spark's `AsOfJoinSelection`:
+ *  - a [[RangeAsOfJoin]] (the DataFrame and pandas paths, taken by [[AsOfJoinRule]]) always, with
+ *    stock Spark's tie and overflow rules (`min_by`); should its shape no longer read, or
+ *    rangejoin have been switched off since the query was analyzed, as Spark would have planned
+ *    it: `RewriteAsOfJoin` and the optimizer, then Spark's planner;
+ *  - SQL's `ASOF JOIN` (Spark's `AsOfJoin` marked for its sort-merge operator) when its right
+ *    side can be broadcast by its size ([[BufferedSide.fits]]) and its shape reads
+ *    ([[AsOfShape]]), with the sort-merge operator's rules; otherwise Nil: Spark plans it.
+ * Planning never fails a query: an error while deciding leaves the join to Spark.
+ */
+private[rangejoin] final case class AsOfJoinStrategy(session: SparkSession) extends SparkStrategy {
+
+  override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
+    case j: RangeAsOfJoin =>
+      val ours = if (enabled) attempt(j.left, j.right, j.asOfCondition, j.condition, j.joinType, j.orderExpression,
+        AsOfPick.MinBy) else None
+      ours.map(Seq(_)).getOrElse(Seq(planLater(stockRewrite(j.asSpark))))
+    case j: AsOfJoin if j.requiresSortMergeAsOfJoin && enabled && j.resolved && fits(j.right) =>
+      attempt(j.left, j.right, j.asOfCondition, j.condition, j.joinType, j.orderExpression, AsOfPick.SortMergeScan)
+        .toSeq
+    case _ => Nil
+  }
+
+  private def conf: SQLConf = session.sessionState.conf
+
+  private def enabled: Boolean = try RangeJoinConf.enabled(conf) && RangeJoinConf.asOfEnabled(conf) catch {
+    case NonFatal(_) => false
+  }
+
+  private def fits(right: LogicalPlan): Boolean = try BufferedSide.fits(right, conf) catch {
+    case NonFatal(_) => false
+  }
+
+  private def attempt(
+      left: LogicalPlan,
+      right: LogicalPlan,
+      asOfCondition: org.apache.spark.sql.catalyst.expressions.Expression,
+      condition: Option[org.apache.spark.sql.catalyst.expressions.Expression],
+      joinType: org.apache.spark.sql.catalyst.plans.JoinType,
+      distance: org.apache.spark.sql.catalyst.expressions.Expression,
+      pick: AsOfPick): Option[SparkPlan] = try {
+    AsOfShape(left, right, asOfCondition, condition, joinType, distance, pick).toOption.map { m =>
+      PiecewiseMergeAsOfJoinExec(m, joinType, planLater(left), planLater(right)).planned
+    }
+  } catch {
+    case NonFatal(_) => None
+  }
+
+  /** Spark's own plan of a DataFrame as-of join: its rewrite, optimized as the query's would be. */
+  private def stockRewrite(j: AsOfJoin): LogicalPlan = session match {
+    case classic: ClassicSession => classic.sessionState.optimizer.execute(RewriteAsOfJoin(j))
+    case _ => RewriteAsOfJoin(j)
+  }
+}

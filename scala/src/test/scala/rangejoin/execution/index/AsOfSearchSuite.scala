@@ -1,0 +1,82 @@
+package rangejoin.execution.index
+
+import scala.util.Random
+
+import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData
+import org.scalatest.funsuite.AnyFunSuite
+
+import rangejoin.condition.AsOfDirection
+
+/**
+ * AsOfSearch against its definition: for random sorted windows of times (duplicates, extremes)
+ * and random left times and tolerance bounds, every direction, strict or not, finds exactly the
+ * candidates the as-of condition admits, and picks the one an as-of join defines: backward the
+ * latest time (the last of equal ones), forward the earliest (the first), nearest the nearer of
+ * those two (the earlier when as near).
+ */
+class AsOfSearchSuite extends AnyFunSuite {
+
+  private val extremes = Seq(Long.MinValue, Long.MinValue + 1, Long.MaxValue - 1, Long.MaxValue)
+
+  private def naive(keys: Array[Long], from: Int, until: Int, d: AsOfDirection, inclusive: Boolean, l: Long,
+      lower: Option[Long], upper: Option[Long], boundsInclusive: Boolean): Int = {
+    def inBounds(k: Long) = lower.forall(b => if (boundsInclusive) k >= b else k > b) &&
+      upper.forall(b => if (boundsInclusive) k <= b else k < b)
+    val candidates = (from until until).filter { i =>
+      val k = keys(i)
+      inBounds(k) && (d match {
+        case AsOfDirection.Backward => if (inclusive) k <= l else k < l
+        case AsOfDirection.Forward => if (inclusive) k >= l else k > l
+        case AsOfDirection.Nearest => inclusive || k != l
+      })
+    }
+    def distance(i: Int) = BigInt(keys(i)) - BigInt(l)
+    if (candidates.isEmpty) -1
+    else d match {
+      case AsOfDirection.Backward => candidates.last
+      case AsOfDirection.Forward => candidates.head
+      case AsOfDirection.Nearest =>
+        val below = candidates.filter(keys(_) <= l).lastOption
+        val above = candidates.filter(keys(_) >= l).headOption
+        (below, above) match {
+          case (Some(b), Some(a)) => if (-distance(b) <= distance(a)) b else a
+          case (b, a) => b.orElse(a).get
+        }
+    }
+  }
+
+  test("every direction, strict or not, with and without bounds, picks the defined candidate") {
+    val random = new Random(26)
+    for (_ <- 0 until 3000) {
+      val n = random.nextInt(12)
+      val pool = (0 until 8).map(_ => random.nextInt(10).toLong - 3) ++ (if (random.nextInt(4) == 0) extremes else Nil)
+      val keys = Array.fill(n)(pool(random.nextInt(pool.size))).sorted
+      val from = if (n == 0) 0 else random.nextInt(n)
+      val until = from + random.nextInt(n - from + 1)
+      val l = pool(random.nextInt(pool.size))
+      val lower = Option.when(random.nextBoolean())(pool(random.nextInt(pool.size)))
+      val upper = Option.when(random.nextBoolean())(pool(random.nextInt(pool.size)))
+      val boundsInclusive = random.nextBoolean()
+      for (d <- Seq(AsOfDirection.Backward, AsOfDirection.Forward, AsOfDirection.Nearest); inclusive <- Seq(true, false)) {
+        val search = new AsOfSearch(UnsafeArrayData.fromPrimitiveArray(keys), d, inclusive)
+        search.locate(from, until, l, lower.isDefined, lower.getOrElse(0L), upper.isDefined, upper.getOrElse(0L),
+          boundsInclusive)
+        val expected = naive(keys, from, until, d, inclusive, l, lower, upper, boundsInclusive)
+        assert(search.best == expected,
+          s"$d inclusive=$inclusive keys=${keys.mkString(",")} [$from, $until) l=$l lower=$lower upper=$upper " +
+            s"boundsInclusive=$boundsInclusive")
+        if (expected >= 0) assert(search.isCandidate(expected, l))
+      }
+    }
+  }
+
+  test("a distance is exact exactly when the difference fits the distance's type") {
+    assert(DistanceRange.IntRange.exact(Int.MaxValue.toLong, 0L))
+    assert(!DistanceRange.IntRange.exact(Int.MaxValue.toLong, -1L))
+    assert(DistanceRange.LongRange.exact(Long.MaxValue, 0L))
+    assert(!DistanceRange.LongRange.exact(Long.MaxValue, -1L))
+    assert(!DistanceRange.LongRange.exact(0L, Long.MinValue))
+    assert(DistanceRange.DaysAsMicros.exact(106751991L, 0L))
+    assert(!DistanceRange.DaysAsMicros.exact(106751992L, 0L))
+  }
+}
