@@ -11,7 +11,7 @@ import org.apache.spark.sql.{Column, DataFrame, Row, SparkSession}
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.apache.spark.sql.functions.expr
 import org.apache.spark.sql.internal.SQLConf
-import org.apache.spark.sql.rangejoin.{AsOfJoins, AsOfJoinsUsing}
+import org.apache.spark.sql.rangejoin.AsOfJoins
 import org.apache.spark.sql.types._
 
 import rangejoin.RangeJoinConf
@@ -75,8 +75,7 @@ final case class AsOfCase(sqlPath: Boolean, data: AsOfData, direction: String, e
     } else {
       val tol: Column = if (tolerance) expr(data.tolerance) else null
       val joined =
-        if (keyed) AsOfJoins.joinAsOf(l, r, l("t"), r("rt"), l("k") === r("rk"), how, tol, exact, direction)
-        else AsOfJoinsUsing.joinAsOf(l, r, l("t"), r("rt"), Nil, how, tol, exact, direction)
+        AsOfJoins.joinAsOf(l, r, l("t"), r("rt"), Option.when(keyed)(l("k") === r("rk")), how, tol, exact, direction)
       // A filter on left columns (pushed below the join) and one on both sides (kept above; not
       // on the right row's own columns, which Spark picks arbitrarily among equal times).
       if (filtered) joined.where("id % 3 <> 0 AND (rid IS NULL OR id % 2 = 0)") else joined

@@ -17,7 +17,7 @@ import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.apache.spark.sql.util.QueryExecutionListener
 
 import rangejoin.{RangeJoinConf, RangeJoinSharedSession}
-import rangejoin.execution.PiecewiseMergeJoinExec
+import rangejoin.execution.{PiecewiseMergeAsOfJoinExec, PiecewiseMergeJoinExec}
 /**
  * Spark's own join suites, from the spark-sql test-jar, run with rangejoin installed: each class
  * at the end is Spark's suite, unchanged, plus [[WithRangeJoin]]. The tests that do not simply
@@ -118,6 +118,7 @@ trait WithRangeJoin extends RangeJoinSharedSession {
       executed.incrementAndGet()
       val used = Try(PlanSearch.collectWithSubqueries(qe.executedPlan) {
         case j: PiecewiseMergeJoinExec => j
+        case j: PiecewiseMergeAsOfJoinExec => j
       }.nonEmpty).getOrElse(false)
       if (used) usedRangeJoin.incrementAndGet()
     }
@@ -152,7 +153,7 @@ trait WithRangeJoin extends RangeJoinSharedSession {
     val suite = getClass.getSimpleName
     // scalastyle:off println
     println(s"rangejoin: $suite: ${usedRangeJoin.get} of ${executed.get} executed plans used " +
-      s"PiecewiseMergeJoinExec (spark.rangejoin.enabled=$enabled)")
+      s"a rangejoin operator (spark.rangejoin.enabled=$enabled)")
     testsUsingRangeJoin.forEach(t => println(s"rangejoin: $suite: used by: $t"))
     // scalastyle:on println
     super.afterAll()
@@ -182,8 +183,13 @@ class JoinHintSuite extends sql.JoinHintSuite with WithRangeJoin {
   }
 }
 class DataFrameSelfJoinSuite extends sql.DataFrameSelfJoinSuite with WithRangeJoin
-// As-of joins are rewritten into joins on a range predicate.
-class DataFrameAsOfJoinSuite extends sql.DataFrameAsOfJoinSuite with WithRangeJoin
+// As-of joins: rangejoin's own operator where the right side can be broadcast.
+class DataFrameAsOfJoinSuite extends sql.DataFrameAsOfJoinSuite with WithRangeJoin {
+  // Spark's test sessions also run the single-pass analyzer and fail on any difference from the
+  // fixed-point one; the single-pass one runs no extension's resolution rules (planning.AsOfJoinRule).
+  override protected def sparkConf: org.apache.spark.SparkConf =
+    super.sparkConf.set("spark.sql.analyzer.singlePassResolver.dualRunWithLegacy", "false")
+}
 // Correlated subqueries with an inequality become semi, anti and existence joins with no equi-keys.
 class SubquerySuite extends sql.SubquerySuite with WithRangeJoin
 
