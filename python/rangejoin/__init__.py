@@ -20,6 +20,10 @@ at run time (the SQL configuration :data:`ENABLED`). Its configuration keys are 
 :data:`SHUFFLE_MAX_PARTITION_SIZE`; each is set by the :func:`configure` option of its name in
 lower case (``broadcast_threshold="64MB"``), with ``spark.conf.set`` or with SQL ``SET``. The join
 hint :data:`HINT` (``/*+ RANGE_JOIN(t) */``) makes ``t`` the buffered side.
+
+The wheel carries a jar per Spark line (:data:`SPARK_LINES`: 3.5 to 4.3); :func:`configure` and
+:func:`jar_path` pick the installed pyspark's, and raise :class:`UnsupportedSparkVersionError` for a
+pyspark of any other line.
 """
 
 from rangejoin._config import (
@@ -36,7 +40,13 @@ from rangejoin._config import (
     SIDE_SWITCH_MAX_RATIO,
     SIDE_SWITCH_MIN_SIZE,
 )
-from rangejoin._jar import MAVEN_COORDINATE, SCALA_BINARY_VERSION, jar_path
+from rangejoin._jar import (
+    MAVEN_COORDINATE,
+    SCALA_BINARY_VERSION,
+    SPARK_LINES,
+    UnsupportedSparkVersionError,
+    jar_path,
+)
 from rangejoin._session import (
     NotInstalledError,
     configure,
@@ -59,11 +69,13 @@ __all__ = [
     "HINT",
     "MAVEN_COORDINATE",
     "SCALA_BINARY_VERSION",
+    "SPARK_LINES",
     "SHUFFLE_MAX_PARTITION_SIZE",
     "SIDE_SWITCH",
     "SIDE_SWITCH_MAX_RATIO",
     "SIDE_SWITCH_MIN_SIZE",
     "NotInstalledError",
+    "UnsupportedSparkVersionError",
     "configure",
     "disable",
     "enable",
