@@ -42,20 +42,4 @@ object TestShims {
     // ANSI mode, Spark 4's default, which the suites' expectations (what can fail) assume; the
     // differential suites' AnsiOff variants still run without it.
     ("spark.sql.ansi.enabled" -> "true")
-
-  /**
-   * Spark 3.5's Parquet (1.13) checks a row group's size and its pages' row counts at the same
-   * rows (parquet.page.size.row.check.*): row groups of `rows` rows have one page each.
-   */
-  val parquetRowGroupRowLimit: Boolean = false
-
-  /**
-   * Spark 3.5's Parquet (1.13) has no row count limit per row group (parquet.block.row.count.limit,
-   * Parquet 1.14). A tiny row group size closes a row group at every size check instead, and the
-   * checks come every `rows` rows.
-   */
-  def parquetRowGroupOptions(rows: Int): Map[String, String] = Map(
-    "parquet.block.size" -> "1",
-    "parquet.page.size.row.check.min" -> rows.toString,
-    "parquet.page.size.row.check.max" -> rows.toString)
 }

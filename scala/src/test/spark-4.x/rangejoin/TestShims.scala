@@ -32,13 +32,6 @@ object TestShims {
   /** Settings the test sessions need on this line: none (see Spark 3.5's). */
   val sessionConf: Seq[(String, String)] = Nil
 
-  /** Whether Parquet row groups can be limited by rows, apart from their pages (Parquet 1.14). */
-  val parquetRowGroupRowLimit: Boolean = true
-
-  /** Parquet writer options for row groups of `rows` rows. */
-  def parquetRowGroupOptions(rows: Int): Map[String, String] =
-    Map("parquet.block.row.count.limit" -> rows.toString)
-
   /** Types of this line no range join sorts on, beyond Spark 3.5's. */
   val newerUnsortableTypes: Seq[DataType] = Seq(VariantType)
 }

@@ -12,7 +12,7 @@ import org.apache.parquet.hadoop.util.HadoopInputFile
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.internal.SQLConf
 
-import rangejoin.TestShims
+import rangejoin.{TestFeatureShims, TestShims}
 
 /**
  * A key type's values for the file-scan differential suite, as SQL literals, edge values included
@@ -66,7 +66,7 @@ object FileScanData {
     "parquet.page.size.row.check.min" -> "5",
     "parquet.page.size.row.check.max" -> "25",
     "parquet.page.size" -> "1024",
-    "parquet.block.size" -> "65536") ++ TestShims.parquetRowGroupOptions(ParquetRowGroup)
+    "parquet.block.size" -> "65536") ++ TestFeatureShims.parquetRowGroupOptions(ParquetRowGroup)
   private val orcOptions = Map(
     "orc.row.index.stride" -> OrcRowGroup.toString,
     "orc.stripe.row.count" -> (2 * OrcRowGroup).toString,

@@ -15,7 +15,7 @@ import org.apache.spark.sql.types.DataType
 
 import rangejoin.RangeJoinConf
 import rangejoin.features.RangeJoinQueries
-import rangejoin.TestShims
+import rangejoin.{TestFeatureShims, TestShims}
 /**
  * Range joins whose streamed side is a Parquet or ORC file scan, with rangejoin on and off.
  *
@@ -164,7 +164,7 @@ class FileScanDifferentialSuite extends RangeJoinQueries {
       // timestamps' order.
       if (e.label != "INT96") {
         assert(layout.statistics.distinct.size >= 3, s"${e.name}: ${layout.statistics}")
-        if (e.format == "parquet" && TestShims.parquetRowGroupRowLimit)
+        if (e.format == "parquet" && TestFeatureShims.parquetRowGroupRowLimit)
           assert(layout.pages >= 2, s"${e.name}: a single column index page")
       }
       val rows = FileScanData.layoutOf(e)
@@ -303,7 +303,7 @@ class FileScanDifferentialSuite extends RangeJoinQueries {
   private def bigTable(format: String): String = bigWritten.getOrElseUpdate(format, {
     val dir = dirOf(s"big_$format")
     val rows = spark.range(0, 20000, 1, 1).selectExpr("id", "CAST(id AS INT) AS v")
-    val options = if (format == "parquet") TestShims.parquetRowGroupOptions(2000)
+    val options = if (format == "parquet") TestFeatureShims.parquetRowGroupOptions(2000)
       else Map("orc.row.index.stride" -> "1024", "orc.stripe.row.count" -> "2048")
     rows.write.options(options).format(format).save(dir)
     val groups = FileScanData.layoutOnDisk(spark, dir, format, column = "v").rowGroups
@@ -424,7 +424,7 @@ class FileScanDifferentialSuite extends RangeJoinQueries {
   test("the documented difference: damage in a row group the bound excludes raises no error") {
     val dir = dirOf("damaged")
     spark.range(0, 1000, 1, 1).selectExpr("id AS k").write
-      .options(TestShims.parquetRowGroupOptions(100)).option("compression", "none").parquet(dir)
+      .options(TestFeatureShims.parquetRowGroupOptions(100)).option("compression", "none").parquet(dir)
     val file = new File(dir).listFiles().filter(_.getName.endsWith(".parquet")).head
     spark.read.parquet(dir).createOrReplaceTempView("damaged")
     val query = "SELECT d.k FROM damaged d JOIN (VALUES (50L)) b(k) ON d.k < b.k"

@@ -12,7 +12,7 @@ import org.apache.spark.sql.execution.joins.{BroadcastHashJoinExec, BroadcastNes
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.{BooleanType, DataType, LongType, StructField, StructType}
 
-import rangejoin.{OptionWhen, RangeJoinConf, RangeJoinSharedSession, TestShims}
+import rangejoin.{OptionWhen, RangeJoinConf, RangeJoinSharedSession, TestFeatureShims}
 import rangejoin.execution.PiecewiseMergeJoinExec
 import rangejoin.condition.RangeOp
 /**
@@ -115,7 +115,7 @@ class RangeJoinPlanningSuite extends QueryTest with RangeJoinSharedSession with 
       "date_add(l.dt, 3) > r.dt" -> ("dt", "dt"),
       "l.ts < r.ts - INTERVAL 1 HOUR" -> ("ts", "ts"),
       "concat(l.s, 'x') >= upper(r.s)" -> ("s", "s")) ++
-      OptionWhen(TestShims.hasCollations)("l.s COLLATE UNICODE_CI < upper(r.s)" -> ("s", "s"))
+      OptionWhen(TestFeatureShims.collateKeysPlanned)("l.s COLLATE UNICODE_CI < upper(r.s)" -> ("s", "s"))
     for ((condition, (leftName, rightName)) <- joins) {
       val join = planned(s"SELECT l.a, l.x, r.b, r.c FROM l JOIN r ON $condition")
       val Seq(p) = join.range.predicates
