@@ -1,13 +1,27 @@
 # Two commands set everything up on a fresh machine: `make demo` and `make test`.
 # Each bootstraps what it needs: sbt (build/sbt fetches its launcher with mvn), a .venv with
-# pyspark==4.3.0 (whose jars are the Spark that sbt compiles against), the jar and the wheel.
+# pyspark==4.3.0 (whose jars are the Spark that sbt compiles against), the jars and the wheel.
+#
+# rangejoin is built once per Spark line (issue 25): project/SparkLines.scala is the table of
+# lines (read below), `build/sbt -Drangejoin.spark=<line>` builds one, and each line other than
+# 4.3 compiles against its own pyspark's jars, which build/pyspark-home installs under
+# ~/.cache/rangejoin/pyspark/. The wheel carries every line's jar.
 
 PYTHON      ?= python3
 VENV        := .venv
 PY          := $(VENV)/bin/python
 SBT         := build/sbt
 VERSION     := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' python/rangejoin/_version.py)
-JAR         := target/scala-2.13/rangejoin-spark_2.13-$(VERSION).jar
+# The lines, "<line> <pyspark version> <scala binary version>" each, from project/SparkLines.scala.
+LINE_TABLE  := $(shell sed -n 's/.*SparkLine."\([0-9.]*\)", "\([0-9.]*\)", Scala21\([23]\).*/\1:\2:2.1\3/p' project/SparkLines.scala)
+LINES       := $(foreach l,$(LINE_TABLE),$(word 1,$(subst :, ,$(l))))
+DEFAULT_LINE := 4.3
+OTHER_LINES := $(filter-out $(DEFAULT_LINE),$(LINES))
+pyspark_of   = $(word 2,$(subst :, ,$(filter $(1):%,$(LINE_TABLE))))
+scala_of     = $(word 3,$(subst :, ,$(filter $(1):%,$(LINE_TABLE))))
+jar_of       = target/spark-$(1)/scala-$(call scala_of,$(1))/rangejoin-spark-$(1)_$(call scala_of,$(1))-$(VERSION).jar
+JAR         := $(call jar_of,$(DEFAULT_LINE))
+JARS        := $(foreach l,$(LINES),$(call jar_of,$(l)))
 WHEEL       := dist/spark_rangejoin-$(VERSION)-py3-none-any.whl
 VENV_STAMP  := $(VENV)/.installed
 SCALA_MAIN  := $(shell find scala/src/main -type f 2>/dev/null)
@@ -16,7 +30,7 @@ PY_SOURCES  := $(shell find python/rangejoin -name '*.py' 2>/dev/null) pyproject
 # The Python packages the build, the tests and the benchmarks use; pinned for repeatable runs.
 PY_DEPS     := pyspark==4.3.0 pytest==9.2.0 duckdb==2.0.0
 
-.PHONY: all venv jar wheel install demo test test-fast scala-test scala-test-fast py-test py-test-fast bench publish-local publish-m2 clean
+.PHONY: all venv jar jars wheel install demo test test-fast scala-test scala-test-fast lines-test-fast py-test py-test-fast bench publish-local publish-m2 clean
 
 all: wheel
 
@@ -27,17 +41,30 @@ $(VENV_STAMP):
 	$(PY) -m pip install --quiet $(PY_DEPS)
 	touch $@
 
+# `make jar`: the default line's (4.3); `make jars`: every line's, one sbt run after another.
 jar: $(JAR)
-$(JAR): $(VENV_STAMP) build.sbt project/build.properties $(SCALA_MAIN)
+$(JAR): $(VENV_STAMP) build.sbt project/build.properties project/SparkLines.scala $(SCALA_MAIN)
 	$(SBT) package
 	touch $@
 
-# The wheel carries the jar as package data (python/rangejoin/jars/, never committed).
+jars: $(JARS)
+
+# Another line's jar: its pyspark's jars first (build/pyspark-home installs them once).
+define LINE_JAR
+$(call jar_of,$(1)): build.sbt project/build.properties project/SparkLines.scala $(SCALA_MAIN)
+	build/pyspark-home $(call pyspark_of,$(1)) >/dev/null
+	$(SBT) -Drangejoin.spark=$(1) package
+	touch $$@
+endef
+$(foreach l,$(OTHER_LINES),$(eval $(call LINE_JAR,$(l))))
+
+# The wheel carries every line's jar as package data (python/rangejoin/jars/, never committed);
+# rangejoin.jar_path() picks the installed pyspark's.
 wheel: $(WHEEL)
-$(WHEEL): $(JAR) $(PY_SOURCES)
+$(WHEEL): $(JARS) $(PY_SOURCES)
 	rm -rf python/rangejoin/jars dist build/lib python/*.egg-info
 	mkdir -p python/rangejoin/jars
-	cp $(JAR) python/rangejoin/jars/
+	cp $(JARS) python/rangejoin/jars/
 	$(PY) -m pip wheel --quiet --no-deps --wheel-dir dist .
 	rm -rf build/lib python/*.egg-info
 
@@ -50,11 +77,13 @@ $(VENV)/.wheel-installed: $(WHEEL)
 demo: install
 	$(PY) -m bench.demo
 
-# One sbt start builds the jar, publishes it to ~/.m2 (for the spark-submit --packages test) and
-# runs every ScalaTest suite; then the Python suites run against the installed wheel.
+# One sbt start builds the 4.3 jar, publishes it to ~/.m2 (for the spark-submit --packages test)
+# and runs every ScalaTest suite; then each other line builds, publishes and runs the fast tier
+# (lines-test-fast); then the Python suites run against the installed wheel.
 test: $(VENV_STAMP)
 	$(SBT) package publishM2 test
 	touch $(JAR)
+	$(MAKE) --no-print-directory lines-test-fast
 	$(MAKE) --no-print-directory py-test
 
 # The inner loop, under 5 minutes after the build: the unit suites, a slice of every differential
@@ -76,6 +105,19 @@ scala-test-fast: $(VENV_STAMP)
 scala-test: $(VENV_STAMP)
 	$(SBT) test
 
+# Every line but 4.3: build and publish its jar, and run the fast tier against its own Spark.
+# LINES_TEST="3.5 4.0" runs only those lines, LINE_SUITES other suites. Measured on a loaded
+# 2-core machine: about 12-13 minutes a line, of which 3-4 compiling.
+LINES_TEST ?= $(OTHER_LINES)
+LINE_SUITES ?= $(FAST_SUITES)
+lines-test-fast:
+	set -e; for line in $(LINES_TEST); do \
+	  build/pyspark-home $$(echo "$(LINE_TABLE)" | tr ' ' '\n' | sed -n "s/^$$line:\([^:]*\):.*/\1/p") >/dev/null; \
+	  echo "== Spark $$line: the fast tier"; \
+	  RANGEJOIN_TESTS=fast $(SBT) -Drangejoin.spark=$$line package publishM2 "testOnly $(LINE_SUITES)"; \
+	done
+	touch $(JARS)
+
 py-test: install
 	$(PY) -m pytest -q tests
 
@@ -95,10 +137,15 @@ $(BENCH_STAMP): $(VENV_STAMP) bench/requirements.txt
 bench: install $(BENCH_STAMP)
 	$(PY) -m bench.bench $(BENCH_ARGS)
 
-# Publishes the jar and its pom to the local Maven repository (~/.m2/repository), from which
-# `spark-submit --packages io.rangejoin:rangejoin-spark_2.13:$(VERSION)` resolves it.
+# Publishes every line's jar and pom to the local Maven repository (~/.m2/repository), from which
+# `spark-submit --packages io.rangejoin:rangejoin-spark-4.3_2.13:$(VERSION)` (or 3.5_2.12, ...)
+# resolves it.
 publish-local: $(VENV_STAMP)
 	$(SBT) publishM2
+	set -e; for line in $(OTHER_LINES); do \
+	  build/pyspark-home $$(echo "$(LINE_TABLE)" | tr ' ' '\n' | sed -n "s/^$$line:\([^:]*\):.*/\1/p") >/dev/null; \
+	  $(SBT) -Drangejoin.spark=$$line publishM2; \
+	done
 
 publish-m2: publish-local
 

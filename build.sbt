@@ -1,17 +1,17 @@
 // rangejoin: fast range (inequality) joins for Apache Spark.
 //
-// Spark 4.3.0 is compiled against, and tested with, the jars that PyPI's pyspark==4.3.0 ships
-// (its pyspark/jars folder): that is the release rangejoin targets, and the Makefile installs it
-// into .venv before sbt runs. Spark is never packaged or listed in the pom: it is `provided` by
-// whatever Spark the user runs.
+// One source tree, a jar per Spark line (project/SparkLines.scala): `-Drangejoin.spark=3.5` (or
+// RANGEJOIN_SPARK=3.5) builds rangejoin-spark-3.5_2.12; with neither, the line is 4.3. A line is
+// compiled against, and tested with, the jars that its pyspark wheel ships (pyspark/jars): for
+// 4.3 the Makefile installs pyspark==4.3.0 into .venv, for the others `build/pyspark-home`
+// installs it under ~/.cache/rangejoin/pyspark/. Spark is never packaged: the pom lists it as
+// `provided` by whatever Spark the user runs.
 
-import java.nio.file.Files
-import scala.jdk.CollectionConverters._
-
-val sparkVersion = "4.3.0"
+val sparkLine = SparkLines.current
+val sparkVersion = sparkLine.sparkVersion
 // The newest Spark test-jars (QueryTest, SharedSparkSession, Spark's own join suites) that
-// Maven Central has; they run against the 4.3.0 runtime above.
-val sparkTestJarsVersion = "4.2.0"
+// Maven Central has for the line; they run against the line's runtime above.
+val sparkTestJarsVersion = sparkLine.testJars
 
 /** The suites the second forked test JVM runs (see `Test / testGrouping`). */
 def secondTestGroup(suite: String): Boolean = Set(
@@ -25,6 +25,10 @@ def secondTestGroup(suite: String): Boolean = Set(
   "rangejoin.differential.BinnedDistributedSuite",
   "rangejoin.differential.KeyedDistributedSuite").contains(suite)
 
+/** The line's shim folders (SparkLines.shimDirs) under scala/src/<kind>/. */
+def shimSources(base: File, kind: String): Seq[File] =
+  sparkLine.shimDirs.map(d => base / "scala" / "src" / kind / d)
+
 lazy val projectVersion: String = {
   val versionFile = file("python/rangejoin/_version.py")
   val Version = """__version__\s*=\s*"([^"]+)"""".r
@@ -33,12 +37,12 @@ lazy val projectVersion: String = {
   }.getOrElse(sys.error(s"no __version__ in $versionFile"))
 }
 
-/** The pyspark package folder (SPARK_HOME) whose jars/ holds Spark 4.3.0. */
-lazy val pysparkHome = settingKey[File]("pyspark==4.3.0 install that provides Spark's jars")
+/** The pyspark package folder (SPARK_HOME) whose jars/ holds the line's Spark. */
+lazy val pysparkHome = settingKey[File]("the pyspark install that provides the line's Spark jars")
 
 ThisBuild / organization := "io.rangejoin"
 ThisBuild / version := projectVersion
-ThisBuild / scalaVersion := "2.13.18"
+ThisBuild / scalaVersion := sparkLine.scalaVersion
 
 // Spark's own list (JavaModuleOptions) of the JDK internals it needs opened on Java 17.
 val sparkJavaOptions = Seq(
@@ -67,10 +71,14 @@ val sparkJavaOptions = Seq(
 
 lazy val root = (project in file("."))
   .settings(
-    name := "rangejoin-spark",
+    name := s"rangejoin-spark-${sparkLine.line}",
+    moduleName := name.value, // as written: sbt's default would turn "4.3" into "4-3"
+    // A target folder per line, so that building one line leaves the others' builds alone.
+    target := baseDirectory.value / "target" / s"spark-${sparkLine.line}",
     javacOptions ++= Seq("--release", "17"),
     scalacOptions ++= Seq("-release", "17", "-deprecation", "-feature", "-unchecked",
-      "-Wunused:imports,privates,locals"),
+      if (sparkLine.scalaBinary == "2.12") "-Ywarn-unused:imports,privates,locals"
+      else "-Wunused:imports,privates,locals"),
 
     Compile / scalaSource := baseDirectory.value / "scala" / "src" / "main" / "scala",
     Compile / javaSource := baseDirectory.value / "scala" / "src" / "main" / "java",
@@ -83,6 +91,9 @@ lazy val root = (project in file("."))
     Compile / doc / dependencyClasspath := (Compile / fullClasspath).value,
     Compile / resourceDirectory := baseDirectory.value / "scala" / "src" / "main" / "resources",
     Test / scalaSource := baseDirectory.value / "scala" / "src" / "test" / "scala",
+    // The line's shims (project/SparkLines.scala).
+    Compile / unmanagedSourceDirectories ++= shimSources(baseDirectory.value, "main"),
+    Test / unmanagedSourceDirectories ++= shimSources(baseDirectory.value, "test"),
     Test / resourceDirectory := baseDirectory.value / "scala" / "src" / "test" / "resources",
 
     pysparkHome := {
@@ -90,16 +101,25 @@ lazy val root = (project in file("."))
       def fromVenv = (baseDirectory.value / ".venv" / "lib").listFiles().toSeq
         .filter(_.getName.startsWith("python")).map(_ / "site-packages" / "pyspark")
         .find(_.isDirectory)
-      fromEnv.orElse(Option(baseDirectory.value / ".venv" / "lib").filter(_.isDirectory)
-        .flatMap(_ => fromVenv)).getOrElse(sys.error(
-        "Spark 4.3.0 not found: run `make venv` (it installs pyspark==4.3.0 into .venv), " +
-        "or point RANGEJOIN_PYSPARK_HOME at a pyspark 4.3.0 package folder"))
+      // The default line's Spark is .venv's pyspark, as `make venv` installs it; every other
+      // line's is the one `build/pyspark-home <version>` installs under the home folder.
+      def fromLine =
+        if (sparkLine.line == SparkLines.default)
+          Option(baseDirectory.value / ".venv" / "lib").filter(_.isDirectory).flatMap(_ => fromVenv)
+        else Some(sparkLine.cachedPysparkHome).filter(_.isDirectory)
+      fromEnv.orElse(fromLine).getOrElse(sys.error(
+        s"Spark $sparkVersion not found: " + (
+          if (sparkLine.line == SparkLines.default)
+            s"run `make venv` (it installs pyspark==$sparkVersion into .venv)"
+          else s"run `build/pyspark-home $sparkVersion` (it installs pyspark==$sparkVersion " +
+            s"into ${sparkLine.cachedPysparkHome.getParent})") +
+        s", or point RANGEJOIN_PYSPARK_HOME at a pyspark $sparkVersion package folder"))
     },
     // Spark is provided: on the compile and test classpaths, never in the jar or the pom.
     Compile / unmanagedJars ++= {
       val jars = (pysparkHome.value / "jars" * "*.jar").classpath
-      val core = jars.map(_.data.getName).find(_.startsWith("spark-core_2.13-"))
-      if (!core.contains(s"spark-core_2.13-$sparkVersion.jar")) sys.error(
+      val core = jars.map(_.data.getName).find(_.startsWith("spark-core_"))
+      if (!core.contains(s"spark-core_${sparkLine.scalaBinary}-$sparkVersion.jar")) sys.error(
         s"${pysparkHome.value} does not hold Spark $sparkVersion (found ${core.getOrElse("no spark-core")})")
       jars
     },
@@ -154,7 +174,7 @@ lazy val root = (project in file("."))
     // local-cluster masters start executor JVMs from SPARK_HOME's jars.
     Test / envVars ++= Map(
       "SPARK_HOME" -> pysparkHome.value.getAbsolutePath,
-      "SPARK_SCALA_VERSION" -> "2.13",
+      "SPARK_SCALA_VERSION" -> sparkLine.scalaBinary,
       "SPARK_TESTING" -> "1"),
     Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oDF"),
 
@@ -162,15 +182,15 @@ lazy val root = (project in file("."))
     // `make publish-m2` republishes the same version after every change.
     publishM2Configuration := publishM2Configuration.value.withOverwrite(true),
     pomIncludeRepository := (_ => false),
-    // The pom says what a user's build needs: Spark 4.3.0, provided. Test-only dependencies (the
-    // 4.2.0 test-jars among them) are nobody else's business.
+    // The pom says what a user's build needs: the line's Spark, provided. Test-only dependencies
+    // (the Spark test-jars among them) are nobody else's business.
     pomPostProcess := { pom =>
       import scala.xml._
       import scala.xml.transform._
       val sparkProvided = Seq("spark-core", "spark-catalyst", "spark-sql").map { m =>
         <dependency>
           <groupId>org.apache.spark</groupId>
-          <artifactId>{m}_2.13</artifactId>
+          <artifactId>{m}_{sparkLine.scalaBinary}</artifactId>
           <version>{sparkVersion}</version>
           <scope>provided</scope>
         </dependency>

@@ -6,6 +6,7 @@ import sysconfig
 from pathlib import Path
 from unittest import mock
 
+import pyspark
 import pytest
 from pyspark.sql import SparkSession
 
@@ -34,7 +35,8 @@ def test_jar_path_is_a_jar_inside_the_package():
     assert path.is_absolute()
     assert path.is_file()
     assert path.parent == package_dir / "jars"
-    assert path.name == f"rangejoin-spark_2.13-{rangejoin.__version__}.jar"
+    line = ".".join(pyspark.__version__.split(".")[:2])
+    assert path.name == f"rangejoin-spark-{line}_{rangejoin.SPARK_LINES[line]}-{rangejoin.__version__}.jar"
     # The jar registers the extension with Spark's ServiceLoader.
     import zipfile
 
@@ -52,6 +54,17 @@ def test_jar_path_missing_jar_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setattr(jar_module, "__file__", str(tmp_path / "_jar.py"))
     with pytest.raises(FileNotFoundError, match="make wheel"):
         rangejoin.jar_path()
+
+
+def test_jar_for_each_spark_line_and_none_for_others(monkeypatch):
+    import rangejoin._jar as jar_module
+
+    for line, scala in rangejoin.SPARK_LINES.items():
+        assert Path(rangejoin.jar_path(line)).name == \
+            f"rangejoin-spark-{line}_{scala}-{rangejoin.__version__}.jar"
+    monkeypatch.setattr(jar_module, "_installed_pyspark_version", lambda: "3.4.4")
+    with pytest.raises(rangejoin.UnsupportedSparkVersionError, match=r"Spark 3\.4\.4.*3\.5, 4\.0, 4\.1, 4\.2, 4\.3"):
+        rangejoin.configure(SparkSession.Builder())
 
 
 def test_configure_without_the_jar_is_a_clear_error(monkeypatch, tmp_path):
@@ -77,7 +90,9 @@ def test_constants():
     assert rangejoin.SHUFFLE_MAX_PARTITION_SIZE == "spark.rangejoin.shuffle.maxPartitionSize"
     assert rangejoin.HINT == "RANGE_JOIN"
     assert rangejoin.EXTENSION == "rangejoin.RangeJoinExtensions"
-    assert rangejoin.MAVEN_COORDINATE == f"io.rangejoin:rangejoin-spark_2.13:{rangejoin.__version__}"
+    line = ".".join(pyspark.__version__.split(".")[:2])
+    assert rangejoin.MAVEN_COORDINATE == \
+        f"io.rangejoin:rangejoin-spark-{line}_{rangejoin.SPARK_LINES[line]}:{rangejoin.__version__}"
     assert importlib.metadata.version("spark-rangejoin") == rangejoin.__version__
     for name in rangejoin.__all__:
         assert hasattr(rangejoin, name), name

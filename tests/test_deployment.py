@@ -129,7 +129,9 @@ def test_wheel_carries_the_jar_the_license_and_type_marker():
     assert wheel.is_file(), f"{wheel} is missing: run `make wheel` first"
     names = zipfile.ZipFile(wheel).namelist()
     assert "rangejoin/py.typed" in names, names
-    assert any(n.startswith("rangejoin/jars/rangejoin-spark_2.13-") and n.endswith(".jar") for n in names), names
+    for line, scala in rangejoin.SPARK_LINES.items():  # a jar per Spark line
+        jar = f"rangejoin/jars/rangejoin-spark-{line}_{scala}-{rangejoin.__version__}.jar"
+        assert jar in names, names
     licenses = [n for n in names if n.endswith("/LICENSE") and ".dist-info/" in n]
     assert licenses, names
     text = zipfile.ZipFile(wheel).read(licenses[0]).decode()
@@ -140,8 +142,10 @@ def test_wheel_carries_the_jar_the_license_and_type_marker():
 
 
 @pytest.mark.slow
-def test_fresh_virtualenv_needs_only_the_wheel(tmp_path):
-    """pip install the wheel (and pyspark) into a new virtualenv: that is all a user needs."""
+@pytest.mark.parametrize("pyspark_version", ["4.3.0", "3.5.9", "4.0.5"])
+def test_fresh_virtualenv_needs_only_the_wheel(tmp_path, pyspark_version):
+    """pip install the wheel (and pyspark) into a new virtualenv: that is all a user needs, with
+    pyspark of any Spark line the wheel has a jar for (3.5's is Scala 2.12)."""
     wheel = REPO_ROOT / "dist" / f"spark_rangejoin-{rangejoin.__version__}-py3-none-any.whl"
     assert wheel.is_file(), f"{wheel} is missing: run `make wheel` first"
     venv = tmp_path / "venv"
@@ -150,7 +154,7 @@ def test_fresh_virtualenv_needs_only_the_wheel(tmp_path):
     # This process's pip installs into the new environment (pip --python), saving a pip bootstrap.
     subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
-         "--disable-pip-version-check", "pyspark==4.3.0", str(wheel)],
+         "--disable-pip-version-check", f"pyspark=={pyspark_version}", str(wheel)],
         check=True, timeout=900,
     )
     workdir = tmp_path / "work"
@@ -159,6 +163,8 @@ def test_fresh_virtualenv_needs_only_the_wheel(tmp_path):
     _check(result)
     assert Path(result["rangejoin_file"]).resolve().is_relative_to(venv.resolve())
     assert Path(result["jar"]).resolve().is_relative_to(venv.resolve())
+    line = ".".join(pyspark_version.split(".")[:2])
+    assert Path(result["jar"]).name.startswith(f"rangejoin-spark-{line}_{rangejoin.SPARK_LINES[line]}-")
 
 
 # The job spark-submit runs: it names nothing of rangejoin's (no import, no jar), so rangejoin can

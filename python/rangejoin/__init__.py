@@ -21,6 +21,10 @@ at run time (the SQL configuration :data:`ENABLED`). Its configuration keys are 
 lower case (``broadcast_threshold="64MB"``), with ``spark.conf.set`` or with SQL ``SET``. The join
 hint :data:`HINT` (``/*+ RANGE_JOIN(t) */``) makes ``t`` the buffered side.
 
+The wheel carries a jar per Spark line (:data:`SPARK_LINES`: 3.5 to 4.3); :func:`configure` and
+:func:`jar_path` pick the installed pyspark's, and raise :class:`UnsupportedSparkVersionError` for a
+pyspark of any other line.
+
 :func:`asof_join` joins each left row with the right row nearest in time (pandas ``merge_asof``'s
 names, on Spark's ``DataFrame._joinAsOf``), and :func:`asof_sql` switches Spark's SQL ``ASOF JOIN``
 syntax (:data:`ASOF_SQL`) on; rangejoin runs both as ``PiecewiseMergeAsOfJoin``.
@@ -42,7 +46,13 @@ from rangejoin._config import (
     SIDE_SWITCH_MIN_SIZE,
 )
 from rangejoin._asof import ASOF_SQL, asof_join, asof_sql
-from rangejoin._jar import MAVEN_COORDINATE, SCALA_BINARY_VERSION, jar_path
+from rangejoin._jar import (
+    MAVEN_COORDINATE,
+    SCALA_BINARY_VERSION,
+    SPARK_LINES,
+    UnsupportedSparkVersionError,
+    jar_path,
+)
 from rangejoin._session import (
     NotInstalledError,
     configure,
@@ -67,11 +77,13 @@ __all__ = [
     "HINT",
     "MAVEN_COORDINATE",
     "SCALA_BINARY_VERSION",
+    "SPARK_LINES",
     "SHUFFLE_MAX_PARTITION_SIZE",
     "SIDE_SWITCH",
     "SIDE_SWITCH_MAX_RATIO",
     "SIDE_SWITCH_MIN_SIZE",
     "NotInstalledError",
+    "UnsupportedSparkVersionError",
     "asof_join",
     "asof_sql",
     "configure",

@@ -168,7 +168,8 @@ def _check_installed(spark: "SparkSession") -> None:
             raise NotInstalledError(
                 f"rangejoin is not installed in this session: the rangejoin jar is built for "
                 f"Spark {built_for}.x, and this is Spark {running}, so the extension refused to "
-                f"load. Use the rangejoin release built for Spark {'.'.join(running.split('.')[:2])}."
+                f"load. Use rangejoin's jar for Spark {'.'.join(running.split('.')[:2])} "
+                "(rangejoin.configure picks the installed pyspark's)."
             )
         raise NotInstalledError(
             "rangejoin is not installed in this session: the rangejoin jar is on the classpath, "

@@ -4,10 +4,11 @@ import java.util.{Collections, WeakHashMap}
 
 import org.apache.spark.SPARK_VERSION
 import org.apache.spark.sql.{SparkSession, SparkSessionExtensions, SparkSessionExtensionsProvider}
-import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
 
 import rangejoin.bins.BinnedRangeJoin
 import rangejoin.planning.{AsOfFilterPushdown, AsOfJoinRule, AsOfJoinStrategy, KeyedExistence, RangeJoinHintNames, RangeJoinHints, RangeJoinStrategy}
+import rangejoin.shims.SessionShims
+
 /**
  * rangejoin's entry point: `spark.sql.extensions=rangejoin.RangeJoinExtensions`. Spark also loads
  * it on its own whenever the jar is on the classpath (META-INF/services), so naming it in
@@ -23,7 +24,7 @@ class RangeJoinExtensions extends SparkSessionExtensionsProvider {
     if (RangeJoinExtensions.firstTimeFor(extensions)) {
       // Keeps RANGE_JOIN(t)'s names from being resolved as columns, then resolves the hint
       // before Spark drops hints it does not know.
-      extensions.injectHintResolutionRule(_ => RangeJoinHintNames)
+      SessionShims.injectHintRule(extensions, RangeJoinHintNames)
       extensions.injectResolutionRule(_ => RangeJoinHints)
       // Takes the DataFrame and pandas as-of joins before the optimizer rewrites them into a
       // correlated min_by per left row.
@@ -60,7 +61,7 @@ object RangeJoinExtensions {
     if (featureRelease != SparkFeatureRelease) {
       throw new IllegalStateException(
         s"rangejoin ${BuildInfo.version} is built for Spark $SparkFeatureRelease.x, but this is " +
-          s"Spark $running. Use the rangejoin release built for Spark $featureRelease, or remove " +
+          s"Spark $running. Use rangejoin's jar for Spark $featureRelease (rangejoin-spark-$featureRelease), or remove " +
           "rangejoin.RangeJoinExtensions from spark.sql.extensions and its jar from the classpath.")
     }
   }
@@ -69,9 +70,6 @@ object RangeJoinExtensions {
    * Whether `session` plans with rangejoin: its planner holds rangejoin's strategy. False for a
    * session built before the extension was configured (Python checks this to explain what to do).
    */
-  def isInstalled(session: SparkSession): Boolean = session match {
-    case classic: ClassicSession =>
-      classic.sessionState.planner.extraPlanningStrategies.contains(RangeJoinStrategy)
-    case _ => false
-  }
+  def isInstalled(session: SparkSession): Boolean =
+    SessionShims.extraStrategies(session).exists(_.contains(RangeJoinStrategy))
 }

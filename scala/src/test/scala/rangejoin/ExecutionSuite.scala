@@ -24,7 +24,7 @@ class ExecutionSuite extends QueryTest with RangeJoinSharedSession with Adaptive
    * Stock Spark's answer. `query` must build a new DataFrame each time it is evaluated: a DataFrame
    * keeps the plan it was first planned with, whatever the configuration says later.
    */
-  private def stockAnswer(query: => DataFrame): Seq[Row] = withSQLConf(RangeJoinConf.Enabled -> "false") {
+  private def stockAnswer(query: => DataFrame): Seq[Row] = withConf(RangeJoinConf.Enabled -> "false") {
     val df = query
     val rows = df.collect().toSeq
     assert(!operators(df).exists(_.isInstanceOf[PiecewiseMergeJoinExec]), "stock run used rangejoin")
@@ -66,7 +66,7 @@ class ExecutionSuite extends QueryTest with RangeJoinSharedSession with Adaptive
       val df = query
       checkAnswer(df, stockAnswer(query))
       assert(operators(df).map(_.getClass) == Seq(classOf[PiecewiseMergeJoinExec]), df.queryExecution)
-      val stockStage = withSQLConf(RangeJoinConf.Enabled -> "false")(replanOverBroadcastStage(query)._1)
+      val stockStage = withConf(RangeJoinConf.Enabled -> "false")(replanOverBroadcastStage(query)._1)
       assert(RangeJoinStrategy(stockStage) == Nil)
     }
   }
@@ -140,7 +140,7 @@ class ExecutionSuite extends QueryTest with RangeJoinSharedSession with Adaptive
   private def errorConditions(query: => DataFrame): (Option[String], Option[String]) = {
     def condition(run: => Seq[Row]) = scala.util.Try(run).failed.toOption.map { e =>
       Iterator.iterate(e)(_.getCause).takeWhile(_ != null).collectFirst {
-        case t: org.apache.spark.SparkThrowable if t.getCondition != null => t.getCondition
+        case t: org.apache.spark.SparkThrowable if TestShims.condition(t) != null => TestShims.condition(t)
       }.getOrElse(e.getClass.getName)
     }
     val ours = query

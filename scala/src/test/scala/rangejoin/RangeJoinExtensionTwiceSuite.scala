@@ -1,13 +1,13 @@
 package rangejoin
 
 import org.apache.spark.sql.Row
-import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import rangejoin.execution.PiecewiseMergeJoinExec
 import rangejoin.planning.RangeJoinStrategy
+import rangejoin.TestShims.{ClassicSession => SparkSession}
 /**
  * A session built the way users build one, with rangejoin named twice in spark.sql.extensions
  * (and found a third time through META-INF/services, as the jar is on the classpath): the

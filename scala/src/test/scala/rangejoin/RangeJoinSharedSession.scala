@@ -10,4 +10,12 @@ import org.apache.spark.sql.test.SharedSparkSession
 trait RangeJoinSharedSession extends SharedSparkSession {
   override protected def sparkConf: SparkConf =
     super.sparkConf.set("spark.sql.extensions", classOf[RangeJoinExtensions].getName)
+      .setAll(TestShims.sessionConf)
+
+  /** `withSQLConf` for a body with a value: Spark 3.5's returns Unit. */
+  protected def withConf[T](pairs: (String, String)*)(body: => T): T = {
+    var result: Option[T] = None
+    withSQLConf(pairs: _*) { result = Some(body) }
+    result.get
+  }
 }

@@ -20,7 +20,7 @@ class RegressionSuite extends QueryTest with RangeJoinSharedSession with Adaptiv
   private def rangeJoins(df: DataFrame): Seq[PiecewiseMergeJoinExec] =
     collect(df.queryExecution.executedPlan) { case j: PiecewiseMergeJoinExec => j }
 
-  private def stock[T](body: => T): T = withSQLConf(RangeJoinConf.Enabled -> "false")(body)
+  private def stock[T](body: => T): T = withConf(RangeJoinConf.Enabled -> "false")(body)
 
   /** The query's answer, or its error's message, with rangejoin and with stock Spark. */
   private def outcome(query: String): Either[String, Seq[String]] =

@@ -35,7 +35,7 @@ public final class RangeJoinBinHint extends JoinStrategyHint implements Serializ
   @SuppressWarnings("unchecked")
   public scala.collection.immutable.Set<String> hintAliases() {
     return (scala.collection.immutable.Set<String>) (Object)
-        scala.collection.immutable.Set$.MODULE$.empty().incl(RangeJoinHint.NAME);
+        scala.collection.immutable.Set$.MODULE$.empty().$plus(RangeJoinHint.NAME);
   }
 
   @Override

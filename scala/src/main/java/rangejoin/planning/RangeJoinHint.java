@@ -35,7 +35,7 @@ public final class RangeJoinHint extends JoinStrategyHint implements Serializabl
   @SuppressWarnings("unchecked")
   public scala.collection.immutable.Set<String> hintAliases() {
     return (scala.collection.immutable.Set<String>) (Object)
-        scala.collection.immutable.Set$.MODULE$.empty().incl(NAME);
+        scala.collection.immutable.Set$.MODULE$.empty().$plus(NAME);
   }
 
   private Object readResolve() throws ObjectStreamException {

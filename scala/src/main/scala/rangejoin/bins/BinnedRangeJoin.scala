@@ -255,7 +255,8 @@ private[rangejoin] object BinnedRangeJoin extends Rule[LogicalPlan] {
             ofInterval(end.toAttribute, "rangejoin_end")),
             Project(plan.output ++ Seq(length, start, end), plan))
         }
-        val union = Union(side(left, lLo, lHi, isLeft = true), side(right, rLo, rHi, isLeft = false))
+        // Positional: Scala 2.12 would take `isLeft = true` for the val below (Spark 3.5).
+        val union = Union(side(left, lLo, lHi, true), side(right, rLo, rHi, false))
         val Seq(exponent, isLeft, length, start, end) = union.output
         def agg(f: Expression, name: String) = Alias(f, name)()
         val count = agg(Count(exponent).toAggregateExpression(), "rangejoin_count")

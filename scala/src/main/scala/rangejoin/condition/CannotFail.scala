@@ -56,9 +56,9 @@ private[rangejoin] object CannotFail {
     case CaseWhen(branches, otherwise) =>
       branches.forall { case (c, v) => apply(c) && apply(v) } && otherwise.forall(apply)
     case Cast(child, to, _, mode) => numericCast(child.dataType, to, mode) && apply(child)
-    case Add(l, r, context) => arithmetic(e.dataType, context.evalMode) && apply(l) && apply(r)
-    case Subtract(l, r, context) => arithmetic(e.dataType, context.evalMode) && apply(l) && apply(r)
-    case Multiply(l, r, context) => arithmetic(e.dataType, context.evalMode) && apply(l) && apply(r)
+    case a @ Add(l, r, _) => arithmetic(e.dataType, a.evalMode) && apply(l) && apply(r)
+    case s @ Subtract(l, r, _) => arithmetic(e.dataType, s.evalMode) && apply(l) && apply(r)
+    case m @ Multiply(l, r, _) => arithmetic(e.dataType, m.evalMode) && apply(l) && apply(r)
     case Remainder(l, Literal(divisor, ByteType | ShortType | IntegerType | LongType), _) =>
       divisor != null && divisor.asInstanceOf[Number].longValue != 0 && apply(l)
     case _ => false

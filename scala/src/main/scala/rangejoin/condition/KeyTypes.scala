@@ -1,8 +1,9 @@
 package rangejoin.condition
 
 import org.apache.spark.sql.catalyst.expressions.SpecializedGetters
-import org.apache.spark.sql.catalyst.util.CollationFactory
 import org.apache.spark.sql.types._
+
+import rangejoin.shims.{FeatureShims, SessionShims}
 
 /**
  * The key types rangejoin handles, and how: every question about a key's type is answered here,
@@ -41,7 +42,7 @@ private[rangejoin] object KeyTypes {
 
   def identity(keyType: DataType): Boolean = keyType match {
     case BooleanType | BinaryType | _: DecimalType => true
-    case s: StringType => s.collationId == CollationFactory.UTF8_BINARY_COLLATION_ID
+    case s: StringType => SessionShims.isBinaryString(s)
     case other => integral(other)
   }
 
@@ -54,8 +55,9 @@ private[rangejoin] object KeyTypes {
     case ByteType => Some((r, i) => r.getByte(i).toLong)
     case ShortType => Some((r, i) => r.getShort(i).toLong)
     case IntegerType | DateType | _: YearMonthIntervalType => Some((r, i) => r.getInt(i).toLong)
-    case LongType | TimestampType | TimestampNTZType | _: DayTimeIntervalType | _: TimeType =>
+    case LongType | TimestampType | TimestampNTZType | _: DayTimeIntervalType =>
       Some((r, i) => r.getLong(i))
+    case t if FeatureShims.isTimeType(t) => Some((r, i) => r.getLong(i))
     case FloatType => Some((r, i) => sortableDouble(r.getFloat(i).toDouble))
     case DoubleType => Some((r, i) => sortableDouble(r.getDouble(i)))
     case d: DecimalType if d.precision <= Decimal.MAX_LONG_DIGITS =>

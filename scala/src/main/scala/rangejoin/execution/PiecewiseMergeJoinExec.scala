@@ -270,7 +270,7 @@ private[rangejoin] object PiecewiseMergeJoinExec {
       case e: Partitioning with Expression =>
         e.multiTransformDown {
           case k: Expression if alternatives.contains(k.canonicalized) => k +: alternatives(k.canonicalized)
-        }.asInstanceOf[LazyList[Partitioning]].take(limit)
+        }.take(limit).map(_.asInstanceOf[Partitioning]).toList // a Stream on Scala 2.12, LazyList on 2.13
       case other => Seq(other)
     }
     if (limit <= 0) partitioning

@@ -5,13 +5,13 @@ import scala.util.control.NonFatal
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.optimizer.RewriteAsOfJoin
 import org.apache.spark.sql.catalyst.plans.logical.{AsOfJoin, LogicalPlan}
-import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
 import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
 import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
 import rangejoin.condition.AsOfPick
 import rangejoin.execution.PiecewiseMergeAsOfJoinExec
+import rangejoin.shims.{AsOfShims, SessionShims}
 
 /**
  * Plans as-of joins as [[PiecewiseMergeAsOfJoinExec]], ahead of Spark's `AsOfJoinSelection`:
@@ -31,7 +31,7 @@ private[rangejoin] final case class AsOfJoinStrategy(session: SparkSession) exte
       val ours = if (enabled) attempt(j.left, j.right, j.asOfCondition, j.condition, j.joinType, j.orderExpression,
         AsOfPick.MinBy) else None
       ours.map(Seq(_)).getOrElse(Seq(planLater(stockRewrite(j.asSpark))))
-    case j: AsOfJoin if j.requiresSortMergeAsOfJoin && enabled && j.resolved && fits(j.right) =>
+    case j: AsOfJoin if AsOfShims.isSqlAsOf(j) && enabled && j.resolved && fits(j.right) =>
       attempt(j.left, j.right, j.asOfCondition, j.condition, j.joinType, j.orderExpression, AsOfPick.SortMergeScan)
         .toSeq
     case _ => Nil
@@ -63,8 +63,5 @@ private[rangejoin] final case class AsOfJoinStrategy(session: SparkSession) exte
   }
 
   /** Spark's own plan of a DataFrame as-of join: its rewrite, optimized as the query's would be. */
-  private def stockRewrite(j: AsOfJoin): LogicalPlan = session match {
-    case classic: ClassicSession => classic.sessionState.optimizer.execute(RewriteAsOfJoin(j))
-    case _ => RewriteAsOfJoin(j)
-  }
+  private def stockRewrite(j: AsOfJoin): LogicalPlan = SessionShims.optimize(session, RewriteAsOfJoin(j))
 }

@@ -10,6 +10,7 @@ import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
 import rangejoin.condition.AsOfPick
+import rangejoin.shims.AsOfShims
 
 /**
  * An as-of join of the DataFrame or pandas path that rangejoin runs ([[AsOfJoinStrategy]]):
@@ -27,7 +28,7 @@ private[rangejoin] case class RangeAsOfJoin(
     joinType: JoinType,
     orderExpression: Expression) extends BinaryNode {
 
-  override def output: Seq[Attribute] = AsOfJoin.computeOutput(joinType, left.output, right.output)
+  override def output: Seq[Attribute] = asSpark.output
 
   /** At most one output row per left row, each a left row and a right row. */
   override def stats: Statistics = {
@@ -60,7 +61,7 @@ private[rangejoin] case class RangeAsOfJoin(
 private[rangejoin] object AsOfJoinRule extends Rule[LogicalPlan] {
 
   override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
-    case j: AsOfJoin if !j.requiresSortMergeAsOfJoin && j.resolved && takes(j) =>
+    case j: AsOfJoin if !AsOfShims.isSqlAsOf(j) && j.resolved && takes(j) =>
       RangeAsOfJoin(j.left, j.right, j.asOfCondition, j.condition, j.joinType, j.orderExpression)
   }
 

@@ -211,8 +211,8 @@ private[rangejoin] object KeyedExistence extends Rule[LogicalPlan] with Predicat
   }
 
   private def made(plan: LogicalPlan): Boolean = plan match {
-    case Aggregate(_, columns, _, _) =>
-      columns.exists(c => c.name == MaxName || c.name == MinName)
+    case a: Aggregate =>
+      a.aggregateExpressions.exists(c => c.name == MaxName || c.name == MinName)
     case _ => false
   }
 }

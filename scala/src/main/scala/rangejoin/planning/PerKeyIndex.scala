@@ -1,9 +1,9 @@
 package rangejoin.planning
 
 import org.apache.spark.sql.catalyst.expressions.Expression
-import org.apache.spark.sql.catalyst.util.UnsafeRowUtils
 
 import rangejoin.condition.CannotFail
+import rangejoin.shims.SessionShims
 
 /**
  * The rules a join's equality keys must meet for the per-key index, in one place: the strategy
@@ -21,7 +21,7 @@ private[rangejoin] object PerKeyIndex {
    */
   def keysQualify(keys: Seq[Expression]): Either[String, Unit] = for {
     _ <- Either.cond(keys.forall(CannotFail(_)), (), "an equi-join key can fail")
-    _ <- Either.cond(keys.forall(k => UnsafeRowUtils.isBinaryStable(k.dataType)), (),
+    _ <- Either.cond(keys.forall(k => SessionShims.isBinaryStable(k.dataType)), (),
       "an equi-join key's collation compares unequal bytes as equal")
   } yield ()
 }

@@ -3,11 +3,13 @@ package rangejoin.planning
 import scala.collection.mutable
 
 import org.apache.spark.sql.AnalysisException
-import org.apache.spark.sql.catalyst.analysis.{ResolveHints, UnresolvedAttribute}
+import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute
 import org.apache.spark.sql.catalyst.expressions.{Expression, Literal, StringLiteral}
 import org.apache.spark.sql.types.NumericType
 import org.apache.spark.sql.catalyst.plans.logical.{HintInfo, JoinHint, LogicalPlan, ResolvedHint, SubqueryAlias, UnresolvedHint, View}
 import org.apache.spark.sql.catalyst.rules.Rule
+
+import rangejoin.shims.SessionShims
 
 /**
  * Resolves `/*+ RANGE_JOIN(t, ...) */` (and `Dataset.hint("range_join")`) the way Spark resolves
@@ -24,9 +26,9 @@ private[rangejoin] object RangeJoinHints extends Rule[LogicalPlan] {
   private def hintInfo = HintInfo(strategy = Some(RangeJoinHint.INSTANCE))
 
   override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
-    case UnresolvedHint(name, parameters, child)
+    case hint @ UnresolvedHint(name, parameters, child)
         if name.equalsIgnoreCase(RangeJoinHint.NAME) && child.resolved =>
-      val (names, binSize) = RangeJoinHints.splitBinSize(parameters)
+      val (names, binSize) = RangeJoinHints.splitBinSize(SessionShims.hintParameters(hint))
       val info = binSize.fold(hintInfo)(size => HintInfo(strategy = Some(new RangeJoinBinHint(size))))
       if (names.isEmpty) {
         ResolvedHint(child, info)
@@ -54,7 +56,7 @@ private[rangejoin] object RangeJoinHints extends Rule[LogicalPlan] {
       hintInfo: HintInfo): LogicalPlan = {
     def matching(alias: SubqueryAlias): Boolean = {
       val ident = alias.identifier.qualifier :+ alias.identifier.name
-      val hits = named.filter(ResolveHints.matchedIdentifier(_, ident, conf.resolver))
+      val hits = named.filter(matchedIdentifier(_, ident))
       found ++= hits
       hits.nonEmpty
     }
@@ -67,6 +69,14 @@ private[rangejoin] object RangeJoinHints extends Rule[LogicalPlan] {
     }
   }
 
+  /**
+   * Whether a hint's name is the relation's, as Spark's join strategy hints match them
+   * (`ResolveHints.matchedIdentifier`, public only from Spark 4.3): the name's parts are the
+   * identifier's last parts.
+   */
+  private def matchedIdentifier(identInHint: Seq[String], identInQuery: Seq[String]): Boolean =
+    identInHint.length <= identInQuery.length &&
+      identInHint.zip(identInQuery.takeRight(identInHint.length)).forall { case (h, q) => conf.resolver(h, q) }
 
   /** The RANGE_JOIN hint on one side of a join, if any. */
   def of(side: Option[HintInfo]): Option[HintInfo] =

@@ -50,8 +50,8 @@ private[rangejoin] object SideSwitch {
     if (!qualifies) return None
     val sortPredicate = IndexSpec.of(default.range, streamedIsLeft).sortPredicate
     for {
-      _ <- Option.when(!default.range.isKeyed && default.bufferedExtreme.isEmpty &&
-        CannotFail(sortPredicate.streamedKey) && CannotFail(sortPredicate.bufferedKey))(())
+      _ <- Some(()).filter(_ => !default.range.isKeyed && default.bufferedExtreme.isEmpty &&
+        CannotFail(sortPredicate.streamedKey) && CannotFail(sortPredicate.bufferedKey))
       swapped <- plan(if (streamedIsLeft) BuildLeft else BuildRight)
       if swapped.sortsPartitions
     } yield {

@@ -9,6 +9,7 @@ import org.apache.spark.sql.catalyst.optimizer.{BuildRight, BuildSide}
 import org.apache.spark.sql.types._
 
 import rangejoin.condition.RangeOp
+import rangejoin.OptionWhen
 /**
  * One operand of a band conjunct: an expression over the columns of one side, whether it is a
  * plain column, and whether rangejoin may treat it as unable to fail (rangejoin.condition.
@@ -377,7 +378,7 @@ final case class BandCase(
   override def dataShown: String = Seq(Side.Left, Side.Right)
     .map(side => s"$side: ${BandTables.rows(this, side).map(Differential.render).mkString(" ")}").mkString("; ")
 
-  override def stockAloneMayRaise: Option[String] = Option.when(stockAloneRaises)("ARITHMETIC_OVERFLOW")
+  override def stockAloneMayRaise: Option[String] = OptionWhen(stockAloneRaises)("ARITHMETIC_OVERFLOW")
 
   /**
    * A range join exactly where the case expects one and stock Spark compared every pair (the
@@ -392,9 +393,9 @@ final case class BandCase(
         case None => Seq(s"no index named in '${join.simpleString(Int.MaxValue)}'")
         case Some(name) => indexExpectation(plans.ansi, join.buildSide) match {
           case IndexExpectation.Band(exact) =>
-            Option.when(name != "BandRun" && name != "IntervalIndex")(s"expected a band, got $name").toSeq ++
+            OptionWhen(name != "BandRun" && name != "IntervalIndex")(s"expected a band, got $name").toSeq ++
               exact.filter(_ != name).map(e => s"expected $e with ${join.buildSide}, got $name")
-          case IndexExpectation.SortedRun => Option.when(name != "SortedRun")(s"expected a SortedRun, got $name").toSeq
+          case IndexExpectation.SortedRun => OptionWhen(name != "SortedRun")(s"expected a SortedRun, got $name").toSeq
           case IndexExpectation.Unchecked => Nil
         }
       }

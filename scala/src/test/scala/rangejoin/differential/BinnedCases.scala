@@ -8,6 +8,7 @@ import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
 import rangejoin.execution.ShuffledPiecewiseMergeJoinExec
+import rangejoin.OptionWhen
 
 /**
  * Generated band and interval joins too large to broadcast (here: broadcasting switched off), for
@@ -53,7 +54,7 @@ final case class BinnedCase(index: Int, keyType: String, shape: String, conditio
     }
     val nestedLoops = plans.ours.collect { case j: CartesianProductExec => j; case j: BroadcastNestedLoopJoinExec => j }
     val binned = joins.nonEmpty && nestedLoops.isEmpty && plans.ours.toString.contains("RangeJoin")
-    Option.when(sizes._1 > 0 && sizes._2 > 0 && !binned)("not an equi-join on bins").toSeq
+    OptionWhen(sizes._1 > 0 && sizes._2 > 0 && !binned)("not an equi-join on bins").toSeq
   }
 
   /** Creates this case's two views. */

@@ -13,6 +13,7 @@ import org.apache.spark.sql.internal.SQLConf
 import rangejoin.RangeJoinConf
 import rangejoin.execution.{PiecewiseMergeJoinExec, PiecewiseMergeJoinLike}
 import rangejoin.execution.sideswitch.SideSwitchExec
+import rangejoin.{OptionWhen, TestShims}
 
 /** What one run of a case's query gave: its rows, rendered and sorted, or its error condition. */
 sealed trait Outcome
@@ -72,7 +73,7 @@ final case class Plans(stock: SparkPlan, ours: SparkPlan, ansi: Boolean) {
   /** Whether a range join was planned exactly when expected, or why not. */
   def planned(expected: Boolean): Option[String] = {
     val planned = ours.exists(_.isInstanceOf[PiecewiseMergeJoinExec])
-    Option.when(planned != expected)(s"expected ${if (expected) "a" else "no"} PiecewiseMergeJoin")
+    OptionWhen(planned != expected)(s"expected ${if (expected) "a" else "no"} PiecewiseMergeJoin")
   }
 
   /** Under an equi-join, every range join must search within the keys. */
@@ -187,7 +188,7 @@ object Differential {
   def raised(e: Throwable): Raised = {
     val chain = Iterator.iterate(e)(_.getCause).takeWhile(_ != null).toSeq
     val condition = chain.collectFirst {
-      case t: SparkThrowable if t.getCondition != null => t.getCondition
+      case t: SparkThrowable if TestShims.condition(t) != null => TestShims.condition(t)
     }.getOrElse(chain.last.getClass.getName)
     Raised(condition, e.getMessage)
   }

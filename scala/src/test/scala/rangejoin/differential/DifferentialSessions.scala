@@ -6,7 +6,7 @@ import org.apache.spark.sql.internal.SQLConf
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-import rangejoin.{RangeJoinExtensions, RangeJoinSharedSession}
+import rangejoin.{RangeJoinExtensions, RangeJoinSharedSession, TestShims}
 /**
  * The session of a differential suite that runs on the shared local test session, and the line
  * it reports once its cases ran ([[summary]]).
@@ -56,7 +56,8 @@ trait ClusterDifferentialSession extends BeforeAndAfterAll { this: AnyFunSuite =
     val conf = clusterConf(new SparkConf()
       .set("spark.sql.extensions", classOf[RangeJoinExtensions].getName)
       .set(SQLConf.SHUFFLE_PARTITIONS.key, "4")
-      .set("spark.ui.enabled", "false"))
+      .set("spark.ui.enabled", "false")
+      .setAll(TestShims.sessionConf))
     spark = SparkSession.builder().master("local-cluster[2,1,1024]").appName(getClass.getSimpleName)
       .config(conf).getOrCreate()
     setUp()

@@ -12,6 +12,8 @@ import org.apache.parquet.hadoop.util.HadoopInputFile
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.internal.SQLConf
 
+import rangejoin.{TestFeatureShims, TestShims}
+
 /**
  * A key type's values for the file-scan differential suite, as SQL literals, edge values included
  * (block layouts refer to them by index); and the buffered sides to join them with, each a set of
@@ -60,12 +62,11 @@ object FileScanData {
   val ParquetRowGroup = 100
   val OrcRowGroup = 1024
   private val parquetOptions = Map(
-    "parquet.block.row.count.limit" -> ParquetRowGroup.toString,
     "parquet.page.row.count.limit" -> "25",
     "parquet.page.size.row.check.min" -> "5",
     "parquet.page.size.row.check.max" -> "25",
     "parquet.page.size" -> "1024",
-    "parquet.block.size" -> "65536")
+    "parquet.block.size" -> "65536") ++ TestFeatureShims.parquetRowGroupOptions(ParquetRowGroup)
   private val orcOptions = Map(
     "orc.row.index.stride" -> OrcRowGroup.toString,
     "orc.stripe.row.count" -> (2 * OrcRowGroup).toString,
@@ -163,7 +164,8 @@ object FileScanData {
   /** Strings under a collation: case and accent variants, the empty string, a longer value. */
   private def strings(collation: String): KeyDomain = {
     val q = Seq("", "A", "B", "a", "b", "ab", "\u00e0", "\u00c1", "z").map(s => s"'$s'")
-    KeyDomain(s"string $collation", s"STRING COLLATE $collation", q,
+    // Spark 3.5 has no COLLATE: its strings are UTF8_BINARY's.
+    KeyDomain(s"string $collation", if (TestShims.hasCollations) s"STRING COLLATE $collation" else "STRING", q,
       Seq(Seq("'a'"), Seq("'A'"), Seq("'b'"), Seq("'B'"), Seq("''"), Seq("'\u00e0'"), Seq("'a'", "'B'"),
         Seq("'\u00c1'", "'z'")))
   }
@@ -172,7 +174,8 @@ object FileScanData {
   private val micros = SQLConf.PARQUET_OUTPUT_TIMESTAMP_TYPE.key -> "TIMESTAMP_MICROS"
   private val int96 = SQLConf.PARQUET_OUTPUT_TIMESTAMP_TYPE.key -> "INT96"
   private val legacy = SQLConf.PARQUET_WRITE_LEGACY_FORMAT.key -> "true"
-  private val collations = Seq("UTF8_BINARY", "UTF8_LCASE", "UNICODE_CI")
+  private val collations =
+    if (TestShims.hasCollations) Seq("UTF8_BINARY", "UTF8_LCASE", "UNICODE_CI") else Seq("UTF8_BINARY")
 
   /**
    * Every encoding Spark writes for the key types rangejoin handles, Parquet then ORC. Those whose

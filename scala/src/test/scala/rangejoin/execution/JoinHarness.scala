@@ -180,7 +180,7 @@ object JoinHarness {
     }
 
   def sameRows(actual: Seq[Seq[Any]], expected: Seq[Seq[Any]]): Boolean = {
-    def counts(rows: Seq[Seq[Any]]) = rows.groupBy(identity).view.mapValues(_.size).toMap
+    def counts(rows: Seq[Seq[Any]]) = rows.groupBy(identity).map { case (row, same) => row -> same.size }
     counts(actual) == counts(expected)
   }
 

@@ -55,7 +55,7 @@ class BinnedJoinSuite extends RangeJoinQueries {
     rewrittenAs(query, shuffled = true, conf: _*)
 
   private def rewrittenAs(query: String, shuffled: Boolean, conf: (String, String)*): DataFrame =
-    withSQLConf(noBroadcast ++ conf: _*) {
+    withConf(noBroadcast ++ conf: _*) {
       val df = assertAsStock(query)
       noCartesian(df, shuffled)
       df

@@ -6,6 +6,7 @@ import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
 import rangejoin.execution.PiecewiseMergeJoinExec
+import rangejoin.TestShims
 /**
  * The join in whole-stage generated code: every join type it is generated for, either side
  * buffered where the type allows, one bound, a band on one buffered key and an interval index,
@@ -138,10 +139,10 @@ class CodegenSuite extends RangeJoinQueries {
     // r's broadcast order: b = 10, then 5 (one partition). For l.id = 1 the residual divides by
     // zero on b = 5, the first candidate in key order, and passes on b = 10, the first Spark
     // tries: the row matches. With b = 5 first in broadcast order, Spark itself divides by zero.
-    def outcome(query: String, conf: (String, String)*): Either[String, Seq[String]] = withSQLConf(conf: _*) {
+    def outcome(query: String, conf: (String, String)*): Either[String, Seq[String]] = withConf(conf: _*) {
       scala.util.Try(rowsOf(sql(query))).toEither.left.map { e =>
         Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).collectFirst {
-          case t: org.apache.spark.SparkThrowable if t.getCondition != null => t.getCondition
+          case t: org.apache.spark.SparkThrowable if TestShims.condition(t) != null => TestShims.condition(t)
         }.getOrElse(e.getClass.getName)
       }
     }
@@ -230,7 +231,7 @@ class CodegenSuite extends RangeJoinQueries {
 
   test("the candidates metric as the interpreted driver counts it") {
     val query = "SELECT /*+ BROADCAST(cb) */ * FROM ca JOIN cb ON ca.x >= cb.lo AND ca.x < cb.hi AND ca.aid <> cb.bid"
-    def counted(conf: (String, String)*): (Long, Long) = withSQLConf(conf: _*) {
+    def counted(conf: (String, String)*): (Long, Long) = withConf(conf: _*) {
       val df = sql(query)
       df.collect()
       val Seq(join) = rangeJoins(df)

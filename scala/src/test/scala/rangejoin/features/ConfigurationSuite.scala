@@ -42,7 +42,7 @@ class ConfigurationSuite extends RangeJoinQueries {
   }
 
   test("dynamicFilter: streamed rows that cannot match are skipped, and counted, only when on") {
-    def skipped(enabled: String): Long = withSQLConf(RangeJoinConf.DynamicFilter -> enabled) {
+    def skipped(enabled: String): Long = withConf(RangeJoinConf.DynamicFilter -> enabled) {
       val df = assertAsStock(join.replace("l.id > r.id", "l.id < r.id"))
       assert(rangeJoins(df).nonEmpty)
       dynamicFilters(df).map(_.metrics("numStreamedRowsSkipped").value).sum

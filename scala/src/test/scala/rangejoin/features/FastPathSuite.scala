@@ -96,7 +96,7 @@ class FastPathSuite extends RangeJoinQueries {
     // Without adaptive execution, EXPLAIN CODEGEN shows the stages before the query has run: the
     // filter's code is generated with its bound, read from the broadcast (as BroadcastHashJoin's
     // code generation reads its own).
-    val explained = withSQLConf(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> "false") {
+    val explained = withConf(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> "false") {
       sql(s"EXPLAIN CODEGEN $query").collect().map(_.getString(0)).mkString
     }
     assert(explained.contains("dynamic filter: ") && explained.contains("PiecewiseMergeJoin LeftSemi"), explained)

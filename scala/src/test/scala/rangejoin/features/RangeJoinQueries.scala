@@ -22,7 +22,7 @@ trait RangeJoinQueries extends QueryTest with RangeJoinSharedSession with Adapti
   protected def sortedBroadcasts(df: DataFrame): Seq[SortedBroadcastExec] =
     collect(df.queryExecution.executedPlan) { case b: SortedBroadcastExec => b }
 
-  protected def stock[T](body: => T): T = withSQLConf(RangeJoinConf.Enabled -> "false")(body)
+  protected def stock[T](body: => T): T = withConf(RangeJoinConf.Enabled -> "false")(body)
 
   private def rows(query: String): Seq[String] = sql(query).collect().toSeq.map(_.toString).sorted
 

@@ -16,6 +16,7 @@ import org.apache.spark.sql.execution.rangejoin.SparkInternals
 import rangejoin.condition.Extreme
 import rangejoin.execution.filter.DynamicFilter
 import rangejoin.execution.index.{SortedBuffer, SortedPartition, SortedPartitions}
+import rangejoin.shims.FeatureShims
 
 /**
  * Sorts the buffered side once by `key` (within each group of equal `groupKeys`, if any) into a
@@ -146,7 +147,7 @@ private[rangejoin] case class SortedBroadcastExec(
   private def fromPartitions(sorted: Array[SortedPartition], start: Long): Broadcast[SortedBuffer] = {
     val numRows = sorted.iterator.map(_.numRows.toLong).sum
     val bytes = SortedPartitions.dataSize(sorted)
-    BroadcastLimits.check(numRows, bytes, conf.maxBroadcastTableSizeInBytes)
+    BroadcastLimits.check(numRows, bytes, FeatureShims.maxBroadcastTableBytes(conf))
     val beforeMerge = System.nanoTime()
     broadcast(SortedPartitions.merge(sorted, mode.key, mode.secondKey), numRows, bytes, start, beforeMerge)
   }
@@ -160,7 +161,7 @@ private[rangejoin] case class SortedBroadcastExec(
         val (_, best) = ExtremeRows.across(e, child.execute(), mode.key, child.schema)
         (best.size.toLong, best.iterator)
     }
-    val collected = BroadcastLimits.collect(numRows, rows, conf.maxBroadcastTableSizeInBytes)
+    val collected = BroadcastLimits.collect(numRows, rows, FeatureShims.maxBroadcastTableBytes(conf))
     val beforeSort = System.nanoTime()
     broadcast(mode.transform(collected.rows), numRows, collected.bytes, start, beforeSort)
   }

@@ -4,6 +4,8 @@ import org.apache.spark.sql.execution.FileSourceScanExec
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.apache.spark.sql.execution.metric.SQLMetric
 
+import rangejoin.shims.FileScanCopy
+
 /**
  * The planned scan reading with the bound too, and reporting to the planned scan's metrics: a
  * scan fixes its pushed filters when planned, so the bound needs a new scan, but what it reads is
@@ -11,11 +13,7 @@ import org.apache.spark.sql.execution.metric.SQLMetric
  * the scan's data filters, which a format would apply to every file alike.
  */
 private final class PushedScan(planned: FileSourceScanExec, relation: HadoopFsRelation)
-  extends FileSourceScanExec(
-    relation, planned.stream, planned.output, planned.requiredSchema,
-    planned.partitionFilters, planned.optionalBucketSet, planned.optionalNumCoalescedBuckets,
-    planned.dataFilters, planned.tableIdentifier, planned.disableBucketedScan,
-    planned.markedForSingleTaskExecution) {
+  extends FileScanCopy(planned, relation) {
 
   override def metrics: Map[String, SQLMetric] = planned.metrics
 

@@ -3,7 +3,7 @@ package rangejoin.execution.filter
 import java.time.{LocalDate, LocalDateTime, ZoneOffset}
 
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Literal}
-import org.apache.spark.sql.catalyst.util.{CollationFactory, DateTimeUtils}
+import org.apache.spark.sql.catalyst.util.DateTimeUtils
 import org.apache.spark.sql.execution.FileSourceScanExec
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.apache.spark.sql.execution.datasources.orc.OrcFileFormat
@@ -12,6 +12,7 @@ import org.apache.spark.sql.execution.rangejoin.SparkInternals
 import org.apache.spark.sql.types._
 
 import rangejoin.condition.RangeOp
+import rangejoin.shims.SessionShims
 /**
  * The form of the dynamic filter's bound that a Parquet or ORC scan may take. A file scan skips
  * row groups (and Parquet pages, ORC index strides) whose statistics exclude a pushed filter;
@@ -47,8 +48,9 @@ private[execution] object ScanPushdown {
     val trusted = format == classOf[ParquetFileFormat] || format == classOf[OrcFileFormat]
     if (!trusted || bound.value == null || bound.dataType != column.dataType) None
     else {
+      val orc = format == classOf[OrcFileFormat]
       for {
-        b <- widened(bound, upper = op.isLess)
+        b <- widened(bound, upper = op.isLess).map(b => if (orc) SessionShims.orcBound(b, upper = op.isLess) else b)
         filter <- SparkInternals.toSourceFilter(op.widened(column, b))
       } yield {
         val bounded = if (format == classOf[ParquetFileFormat]) new BoundedParquetFormat(filter)
@@ -80,7 +82,7 @@ private[execution] object ScanPushdown {
       if (f.isNaN) None
       else if (f == 0.0f) Some(Literal(if (upper) 0.0f else -0.0f, FloatType))
       else Some(bound)
-    case s: StringType if s.collationId == CollationFactory.UTF8_BINARY_COLLATION_ID =>
+    case s: StringType if SessionShims.isBinaryString(s) =>
       Some(bound) // statistics compare UTF-8 bytes, as this collation does
     case _ => None
   }

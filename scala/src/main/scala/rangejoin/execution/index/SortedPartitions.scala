@@ -188,9 +188,9 @@ private[rangejoin] final class PackedRows(total: Long) {
       used = 0
     }
     Platform.copyMemory(row.getBaseObject, row.getBaseOffset, chunk, Platform.BYTE_ARRAY_OFFSET + used, size)
-    chunkOf.addOne(full.length)
-    offsetOf.addOne(used)
-    sizeOf.addOne(size)
+    chunkOf += full.length
+    offsetOf += used
+    sizeOf += size
     added += 1
     addedBytes += size
     used += size

@@ -6,6 +6,8 @@ import org.apache.spark.sql.catalyst.expressions.UnsafeProjection
 import org.apache.spark.sql.types.{DataType, LongType}
 import org.scalatest.funsuite.AnyFunSuite
 
+import rangejoin.TestShims
+
 /** The sorted broadcast's limits fail with Spark's own errors, before the rows are sorted. */
 class BroadcastLimitsSuite extends AnyFunSuite {
 
@@ -15,7 +17,7 @@ class BroadcastLimitsSuite extends AnyFunSuite {
   }
 
   private def condition(body: => Any): String = intercept[Throwable](body) match {
-    case t: SparkThrowable => t.getCondition
+    case t: SparkThrowable => TestShims.condition(t)
     case other => fail(s"not Spark's error: $other")
   }
 

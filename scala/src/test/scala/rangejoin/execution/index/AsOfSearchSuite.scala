@@ -5,6 +5,7 @@ import scala.util.Random
 import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData
 import org.scalatest.funsuite.AnyFunSuite
 
+import rangejoin.OptionWhen
 import rangejoin.condition.AsOfDirection
 
 /**
@@ -54,8 +55,8 @@ class AsOfSearchSuite extends AnyFunSuite {
       val from = if (n == 0) 0 else random.nextInt(n)
       val until = from + random.nextInt(n - from + 1)
       val l = pool(random.nextInt(pool.size))
-      val lower = Option.when(random.nextBoolean())(pool(random.nextInt(pool.size)))
-      val upper = Option.when(random.nextBoolean())(pool(random.nextInt(pool.size)))
+      val lower = OptionWhen(random.nextBoolean())(pool(random.nextInt(pool.size)))
+      val upper = OptionWhen(random.nextBoolean())(pool(random.nextInt(pool.size)))
       val boundsInclusive = random.nextBoolean()
       for (d <- Seq(AsOfDirection.Backward, AsOfDirection.Forward, AsOfDirection.Nearest); inclusive <- Seq(true, false)) {
         val search = new AsOfSearch(UnsafeArrayData.fromPrimitiveArray(keys), d, inclusive)

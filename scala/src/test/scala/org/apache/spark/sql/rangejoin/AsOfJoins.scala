@@ -1,7 +1,8 @@
 package org.apache.spark.sql.rangejoin
 
 import org.apache.spark.sql.{Column, DataFrame}
-import org.apache.spark.sql.classic.{Dataset => ClassicDataset}
+
+import _root_.rangejoin.TestShims.ClassicDataset
 
 /**
  * The DataFrame as-of join as PySpark's `_joinAsOf` calls it (Spark keeps it to its own package):
