@@ -30,7 +30,7 @@ PY_SOURCES  := $(shell find python/rangejoin -name '*.py' 2>/dev/null) pyproject
 # The Python packages the build, the tests and the benchmarks use; pinned for repeatable runs.
 PY_DEPS     := pyspark==4.3.0 pytest==9.2.0 duckdb==2.0.0
 
-.PHONY: all venv jar jars wheel install demo test test-fast scala-test scala-test-fast lines-test-fast py-test py-test-fast bench publish-local publish-m2 clean
+.PHONY: all venv jar jars wheel install demo test test-fast test-all scala-test scala-test-fast lines-test-fast py-test py-test-fast bench publish-local publish-m2 clean
 
 all: wheel
 
@@ -78,10 +78,20 @@ demo: install
 	$(PY) -m bench.demo
 
 # One sbt start builds the 4.3 jar, publishes it to ~/.m2 (for the spark-submit --packages test)
-# and runs every ScalaTest suite; then each other line builds, publishes and runs the fast tier
-# (lines-test-fast); then the Python suites run against the installed wheel.
+# and runs every ScalaTest suite in the full tier (rangejoin.differential.Tier: every case of the
+# local differential families, half of the local-cluster, file-scan and as-of ones); then each
+# other line builds, publishes and runs the fast tier (lines-test-fast); then the Python suites
+# run against the installed wheel. Under 45 minutes on 2 cores (docs/design.md, "The test tiers").
 test: $(VENV_STAMP)
 	$(SBT) package publishM2 test
+	touch $(JAR)
+	$(MAKE) --no-print-directory lines-test-fast
+	$(MAKE) --no-print-directory py-test
+
+# Every case of every differential family on 4.3 (RANGEJOIN_TESTS=all; about an hour on 2
+# cores), then what `make test` runs on the other lines and in Python.
+test-all: $(VENV_STAMP)
+	RANGEJOIN_TESTS=all $(SBT) package publishM2 test
 	touch $(JAR)
 	$(MAKE) --no-print-directory lines-test-fast
 	$(MAKE) --no-print-directory py-test

@@ -23,7 +23,10 @@ def secondTestGroup(suite: String): Boolean = Set(
   "rangejoin.features.CodegenSuite",
   "rangejoin.differential.KeyedExistenceDistributedSuite",
   "rangejoin.differential.BinnedDistributedSuite",
-  "rangejoin.differential.KeyedDistributedSuite").contains(suite)
+  "rangejoin.differential.KeyedDistributedSuite",
+  "rangejoin.features.BandJoinSuite",
+  "rangejoin.differential.KeyedExistenceDifferentialSuite",
+  "rangejoin.spark.JoinSuite").contains(suite)
 
 /** The line's shim folders (SparkLines.shimDirs) under scala/src/<kind>/. */
 def shimSources(base: File, kind: String): Seq[File] =
@@ -168,7 +171,8 @@ lazy val root = (project in file("."))
     Test / javaOptions ++= sparkJavaOptions ++ Seq(
       "-Xmx4g", "-XX:+UseParallelGC",
       "-Dspark.testing=true",
-      // The test tier (rangejoin.differential.Tier): RANGEJOIN_TESTS=fast samples each differential family.
+      // The test tier (rangejoin.differential.Tier): RANGEJOIN_TESTS=fast samples each differential
+      // family, full (the default) the costliest ones, all runs every case.
       s"-Drangejoin.tests=${sys.env.getOrElse("RANGEJOIN_TESTS", "full")}",
       s"-Dspark.test.home=${pysparkHome.value}"),
     // local-cluster masters start executor JVMs from SPARK_HOME's jars.

@@ -7,20 +7,36 @@ import org.scalatest.funsuite.AnyFunSuite
 import rangejoin.RangeJoinConf
 
 /**
- * The test tier: `make test` runs every case; `make test-fast` (`-Drangejoin.tests=fast`) a
- * slice of each differential family, spread over its cases so that every join form, key type
- * and shape the family rotates through still occurs.
+ * The test tiers, `-Drangejoin.tests` (RANGEJOIN_TESTS):
+ *  - `fast` (`make test-fast`, and every Spark line but 4.3 in `make test`): a slice of each
+ *    differential family, every n-th case, spread over its cases so that every join form, key
+ *    type and shape the family rotates through still occurs;
+ *  - `full` (`make test` on Spark 4.3): every case of the local families; the costliest families
+ *    (local-cluster, file scans, as-of joins) a seeded sample of `full` cases of theirs, drawn
+ *    at random so that no dimension their order rotates through is dropped;
+ *  - `all` (`make test-all`): every case of every family.
  */
 object Tier {
-  val fast: Boolean = sys.props.get("rangejoin.tests").contains("fast")
+  private val name: String = sys.props.getOrElse("rangejoin.tests", "full")
+  val fast: Boolean = name == "fast"
+  val all: Boolean = name == "all"
 
-  /** `cases`, or in the fast tier about `slice` of them, every n-th. */
-  def sample[C](cases: Seq[C], slice: Int = 30): Seq[C] =
-    if (!fast || cases.size <= slice) cases
+  /** `cases`; in the fast tier about `slice` of them, every n-th; in the full tier at most `full`. */
+  def sample[C](cases: Seq[C], slice: Int = 30, full: Int = Int.MaxValue): Seq[C] =
+    if (fast) {
+      if (cases.size <= slice) cases
+      else {
+        val n = (cases.size + slice - 1) / slice
+        cases.indices.collect { case i if i % n == 0 => cases(i) }
+      }
+    } else if (all || cases.size <= full) cases
     else {
-      val n = (cases.size + slice - 1) / slice
-      cases.indices.collect { case i if i % n == 0 => cases(i) }
+      val kept = new scala.util.Random(cases.size).shuffle(cases.indices.toVector).take(full).toSet
+      cases.indices.collect { case i if kept(i) => cases(i) }
     }
+
+  /** Half of `size`, rounded up: the full tier's share of the costliest families. */
+  def half(size: Int): Int = (size + 1) / 2
 }
 
 /**
@@ -90,7 +106,7 @@ abstract class DistributedDifferentialSuite extends AnyFunSuite with ClusterDiff
   override protected def summary: Option[String] = Some(runner.summary(getClass.getSimpleName))
 
   protected def check(label: String, cases: Seq[DifferentialCase], conf: (String, String)*): Unit =
-    Tier.sample(cases).foreach { c => test(s"$label: $c")(runner.check(c, conf)) }
+    Tier.sample(cases, full = Tier.half(cases.size)).foreach { c => test(s"$label: $c")(runner.check(c, conf)) }
 
   /** Every other case with adaptive execution on, the rest with it off; `label` tells apart several calls. */
   protected def checkAqeOnAndOff(cases: Seq[DifferentialCase], conf: (String, String)*): Unit =
