@@ -28,7 +28,7 @@ SCALA_MAIN  := $(shell find scala/src/main -type f 2>/dev/null)
 PY_SOURCES  := $(shell find python/rangejoin -name '*.py' 2>/dev/null) pyproject.toml
 
 # The Python packages the build, the tests and the benchmarks use; pinned for repeatable runs.
-PY_DEPS     := pyspark==4.3.0 pytest==9.2.0 duckdb==2.0.0
+PY_DEPS     := pyspark==4.3.0 pytest==9.2.0 duckdb==2.0.0 googleapis-common-protos==1.76.0 grpcio==1.85.3 grpcio-status==1.85.3 pandas==3.1.1 pyarrow==26.0.1 zstandard==0.25.0
 
 .PHONY: all venv jar jars wheel install demo test test-fast test-all scala-test scala-test-fast lines-test-fast py-test py-test-fast bench publish-local publish-m2 clean
 

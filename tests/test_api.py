@@ -269,6 +269,7 @@ def test_configure_refuses_a_spark_connect_builder(monkeypatch):
     with pytest.raises(rangejoin.NotInstalledError, match="Spark Connect") as error:
         rangejoin.configure(builder)
     assert "spark.sql.extensions=rangejoin.RangeJoinExtensions" in str(error.value)
+    assert "the server must be started with the extension" in str(error.value)
     assert "spark.jars" not in builder._options
     monkeypatch.setenv("SPARK_REMOTE", "sc://localhost:15002")
     with pytest.raises(rangejoin.NotInstalledError, match="Spark Connect"):
@@ -361,26 +362,85 @@ def test_session_of_another_spark_release(spark):
 
 
 class SparkSession_:  # noqa: N801 - stands in for pyspark.sql.connect.session.SparkSession
-    """A Spark Connect session as rangejoin sees one: a class from pyspark.sql.connect, with a
-    configuration, and no py4j gateway."""
+    """A Spark Connect session as rangejoin sees one: a class from pyspark.sql.connect, with no
+    py4j gateway, a configuration (``settings``), and a server (of Spark ``version``) that
+    answers every query with the plan ``plan``, and records each with the rangejoin setting it
+    ran under. tests/test_connect.py runs the same functions against a real server."""
 
-    conf = mock.MagicMock()
+    def __init__(self, plan: str, version: str = "4.3.0", settings: dict = None):
+        self.plan, self.version, self.settings, self.queries = plan, version, settings or {}, []
+        self.conf = mock.MagicMock()
+        self.conf.get.side_effect = lambda key, *default: self.settings.get(key, *default)
+        self.conf.set.side_effect = self.settings.__setitem__
+        self.conf.unset.side_effect = lambda key: self.settings.pop(key, None)
+
+    def sql(self, query):
+        self.queries.append((query, self.settings.get(rangejoin.ENABLED)))
+        if isinstance(self.plan, Exception):
+            raise self.plan
+        return mock.MagicMock(collect=lambda: [(self.plan,)])
 
 
 SparkSession_.__module__ = "pyspark.sql.connect.session"
 
+WITH_RANGEJOIN = f"== Physical Plan ==\n{PMJ} Inner, BuildRight, SortedRun (id#0L < id#1L)"
+WITHOUT_RANGEJOIN = f"== Physical Plan ==\n{BNLJ} BuildRight, Inner, (id#0L < id#1L)"
+
+
+@pytest.mark.parametrize("settings", [{}, {rangejoin.ENABLED: "false"}], ids=["unset", "false"])
+def test_spark_connect_session_probes_its_server(settings):
+    """is_installed asks the server to plan a hinted range join with rangejoin enabled, and puts
+    the setting back as it was (unset, or false)."""
+    before = dict(settings)
+    session = SparkSession_(WITH_RANGEJOIN, settings=settings)
+    assert rangejoin.is_installed(session)
+    [(query, enabled)] = session.queries
+    assert query.startswith("EXPLAIN ") and f"{rangejoin.HINT}(b)" in query and "<" in query
+    assert enabled == "true"
+    assert session.settings == before
+    assert not rangejoin.is_installed(SparkSession_(WITHOUT_RANGEJOIN))
+
+
+def test_spark_connect_session_probe_failing_restores_the_setting():
+    session = SparkSession_(RuntimeError("server gone"), settings={rangejoin.ENABLED: "false"})
+    with pytest.raises(RuntimeError, match="server gone"):
+        rangejoin.is_installed(session)
+    assert session.settings == {rangejoin.ENABLED: "false"}
+
+
+def test_spark_connect_session_with_rangejoin():
+    session = SparkSession_(WITH_RANGEJOIN)
+    rangejoin.disable(session)
+    assert session.settings == {rangejoin.ENABLED: "false"}
+    assert not rangejoin.is_enabled(session)
+    rangejoin.enable(session)
+    assert session.settings == {rangejoin.ENABLED: "true"}
+    assert rangejoin.is_enabled(session)
+    assert len(session.queries) == 4, "each call checks the server first"
+
 
 @pytest.mark.parametrize(
-    "function", SESSION_FUNCTIONS + [rangejoin.is_installed], ids=lambda f: f.__name__)
-def test_spark_connect_session(function):
-    session = SparkSession_()
+    "function", SESSION_FUNCTIONS, ids=lambda f: f.__name__)
+def test_spark_connect_session_without_rangejoin(function):
+    session = SparkSession_(WITHOUT_RANGEJOIN)
     with pytest.raises(rangejoin.NotInstalledError) as error:
         function(session)
     message = str(error.value)
-    assert "Spark Connect session" in message and "classic SparkSession" in message, message
+    assert "not installed in this Spark Connect session" in message, message
     assert "the server must be started with the extension" in message, message
+    assert f"--packages {rangejoin.MAVEN_COORDINATE}" in message, message
     assert f"--conf spark.sql.extensions={rangejoin.EXTENSION}" in message, message
-    session.conf.set.assert_not_called()
+    assert session.settings == {}, "nothing is left set"
+
+
+def test_spark_connect_server_of_another_spark_line():
+    """The jar to start the server with is the server's line's, whatever this client's is."""
+    with pytest.raises(rangejoin.NotInstalledError) as error:
+        rangejoin.enable(SparkSession_(WITHOUT_RANGEJOIN, version="3.5.1"))
+    message = str(error.value)
+    assert "(Spark 3.5.1)" in message, message
+    assert f"--packages io.rangejoin:rangejoin-spark-3.5_2.12:{rangejoin.__version__}" in message
+    assert "rangejoin.jar_path('3.5')" in message, message
 
 
 def test_not_a_session():

@@ -6,7 +6,13 @@ import re
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from rangejoin._config import ENABLED, EXTENSION, parameters_doc, read, to_conf
-from rangejoin._jar import MAVEN_COORDINATE, jar_path
+from rangejoin._jar import (
+    MAVEN_COORDINATE,
+    UnsupportedSparkVersionError,
+    jar_path,
+    maven_coordinate,
+    spark_line,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -14,16 +20,24 @@ if TYPE_CHECKING:
 _JARS = "spark.jars"
 _EXTENSIONS = "spark.sql.extensions"
 
+#: The operator rangejoin plans range joins as, which a plan names when rangejoin planned it.
+_OPERATOR = "PiecewiseMergeJoin"
+
+#: The query a Spark Connect session's server plans to show whether it has rangejoin: the hint
+#: makes ``b`` the buffered side whatever the size thresholds say, so any server with the
+#: extension plans it as rangejoin's operator, and one without it plans Spark's own join.
+_PROBE = "EXPLAIN SELECT /*+ RANGE_JOIN(b) */ * FROM range(2) a JOIN range(2) b ON a.id < b.id"
+
 
 class NotInstalledError(RuntimeError):
     """rangejoin cannot be used from this session: its extension is not in the session's planner.
 
     Raised by the functions that take a session (:func:`enable`, :func:`disable`,
-    :func:`is_enabled`; :func:`is_installed` for a Spark Connect session), and by
-    :func:`configure` for a builder bound for a Spark Connect server, with a message saying why
-    and what to do: the jar is not on the driver's classpath, the session was started before
-    :func:`configure`, the jar is built for another Spark release, or the session is a Spark
-    Connect client.
+    :func:`is_enabled`), and by :func:`configure` for a builder bound for a Spark Connect server
+    (whose classpath and extensions are the server's, set when it starts), with a message saying
+    why and what to do: the jar is not on the driver's classpath, the session was started before
+    :func:`configure`, the jar is built for another Spark release, or the Spark Connect server
+    was started without the extension.
     """
 
 
@@ -35,14 +49,17 @@ def _append(current: "str | None", item: str) -> str:
     return ",".join(items)
 
 
-def _connect_message(subject: str) -> str:
+def _connect_message(subject: str, coordinate: str = MAVEN_COORDINATE,
+                     jar: str = "rangejoin.jar_path()") -> str:
+    """What to do when a Spark Connect server has no rangejoin: the extension runs in the
+    server's driver, so the server is what must be started with it; a client cannot add it."""
     return (
-        f"{subject}; rangejoin's Python functions need a classic SparkSession, whose Spark "
-        "driver this Python process talks to through py4j, since the extension runs inside the "
-        "driver. With Spark Connect, the server must be started with the extension: start it "
-        f"with --packages {MAVEN_COORDINATE} (or --jars with the jar from rangejoin.jar_path()) "
-        f"and --conf {_EXTENSIONS}={EXTENSION}. Its range joins then use rangejoin, and a client "
-        f"switches it with spark.conf.set('{ENABLED}', 'false') or SQL SET {ENABLED} = false."
+        f"{subject}. rangejoin runs inside the Spark driver, which for Spark Connect is the "
+        "server's: the server must be started with the extension, as its clients cannot load "
+        f"it. Start it with --packages {coordinate} (or --jars with the jar from {jar}) and "
+        f"--conf {_EXTENSIONS}={EXTENSION}. Its range joins then use rangejoin, and a client "
+        "switches it with rangejoin.disable(spark) and rangejoin.enable(spark), "
+        f"spark.conf.set('{ENABLED}', 'false') or SQL SET {ENABLED} = false."
     )
 
 
@@ -106,7 +123,8 @@ def configure(
         If the jar is not in the package (see :func:`jar_path`).
     NotInstalledError
         If ``builder`` is set to connect to a Spark Connect server (``spark.remote`` or
-        ``SPARK_REMOTE``), whose classpath and extensions this process cannot set.
+        ``SPARK_REMOTE``), whose classpath and extensions are set when the server starts, not
+        by its clients (the message says how to start it).
 
     Examples
     --------
@@ -138,11 +156,49 @@ configure.__doc__ = (configure.__doc__[:_returns.start()] + "\n" + parameters_do
                      + configure.__doc__[_returns.start():])
 
 
+def _connect_plans_with_rangejoin(spark: "SparkSession") -> bool:
+    """Whether the Spark Connect server of the session ``spark`` plans with rangejoin.
+
+    A Connect client has no JVM to ask for the session's planner strategies, but the server
+    shows its plans: it plans :data:`_PROBE` with :data:`ENABLED` true (set for the probe only,
+    and put back as it was, set or unset, whatever happens), and the plan names rangejoin's
+    operator exactly when the server's session has the extension.
+    """
+    previous = spark.conf.get(ENABLED, None)
+    spark.conf.set(ENABLED, "true")
+    try:
+        plan = "\n".join(str(row[0]) for row in spark.sql(_PROBE).collect())
+    finally:
+        if previous is None:
+            spark.conf.unset(ENABLED)
+        else:
+            spark.conf.set(ENABLED, previous)
+    return _OPERATOR in plan
+
+
+def _check_connect_installed(spark: "SparkSession") -> None:
+    """Raise :class:`NotInstalledError` unless the Spark Connect server of ``spark`` plans with
+    rangejoin; the message names the jar for the server's Spark line, which is what counts."""
+    if _connect_plans_with_rangejoin(spark):
+        return
+    running = str(spark.version)
+    try:
+        line = spark_line(running)
+        coordinate, jar = maven_coordinate(line), f"rangejoin.jar_path('{line}')"
+    except UnsupportedSparkVersionError:
+        coordinate, jar = MAVEN_COORDINATE, "rangejoin.jar_path()"
+    raise NotInstalledError(_connect_message(
+        f"rangejoin is not installed in this Spark Connect session: its server (Spark "
+        f"{running}) plans range joins without it, so the server was started without the "
+        "extension or with a jar for another Spark release", coordinate, jar))
+
+
 def _check_installed(spark: "SparkSession") -> None:
     """Raise :class:`NotInstalledError`, saying why and what to do, unless rangejoin plans in
     ``spark``."""
     if _is_connect(spark):
-        raise NotInstalledError(_connect_message("This session is a Spark Connect session"))
+        _check_connect_installed(spark)
+        return
     jvm = getattr(spark, "_jvm", None)
     jsession = getattr(spark, "_jsparkSession", None)
     if jvm is None or jsession is None:
@@ -183,27 +239,29 @@ def _check_installed(spark: "SparkSession") -> None:
 def is_installed(spark: "SparkSession") -> bool:
     """Return whether rangejoin's strategy is in ``spark``'s planner.
 
+    For a Spark Connect session, whose planner is the server's and out of this process's reach,
+    the server plans a small range join (``EXPLAIN``, with :data:`ENABLED` true for that query
+    only, then put back), and the answer is whether the plan names ``PiecewiseMergeJoin``: a few
+    round trips to the server, which :func:`enable`, :func:`disable` and :func:`is_enabled` make
+    too, as they check it first.
+
     Parameters
     ----------
     spark : SparkSession
-        A classic (not Spark Connect) session.
+        A classic session, or a Spark Connect one.
 
     Returns
     -------
     bool
         ``True`` if ``spark`` plans with rangejoin (whatever :data:`ENABLED` says); ``False`` if
-        the jar is not on its classpath or the session was started without the extension.
-
-    Raises
-    ------
-    NotInstalledError
-        For a Spark Connect session, which cannot tell from here.
+        the jar is not on its classpath or the session (or the Spark Connect server) was started
+        without the extension.
     """
+    if _is_connect(spark):
+        return _connect_plans_with_rangejoin(spark)
     try:
         _check_installed(spark)
     except NotInstalledError:
-        if _is_connect(spark):
-            raise
         return False
     return True
 
@@ -216,13 +274,14 @@ def enable(spark: "SparkSession") -> None:
     Parameters
     ----------
     spark : SparkSession
-        A classic session with rangejoin installed (see :func:`configure`).
+        A session with rangejoin installed (see :func:`configure`), or a Spark Connect session
+        whose server was started with it (checked by :func:`is_installed`'s probe).
 
     Raises
     ------
     NotInstalledError
-        If ``spark`` does not have rangejoin (the message says why and what to do), or is a
-        Spark Connect session.
+        If ``spark`` (or its Spark Connect server) does not have rangejoin (the message says why
+        and what to do).
     """
     _set_enabled(spark, True)
 
@@ -235,13 +294,14 @@ def disable(spark: "SparkSession") -> None:
     Parameters
     ----------
     spark : SparkSession
-        A classic session with rangejoin installed (see :func:`configure`).
+        A session with rangejoin installed (see :func:`configure`), or a Spark Connect session
+        whose server was started with it (checked by :func:`is_installed`'s probe).
 
     Raises
     ------
     NotInstalledError
-        If ``spark`` does not have rangejoin (the message says why and what to do), or is a
-        Spark Connect session.
+        If ``spark`` (or its Spark Connect server) does not have rangejoin (the message says why
+        and what to do).
     """
     _set_enabled(spark, False)
 
@@ -257,7 +317,8 @@ def is_enabled(spark: "SparkSession") -> bool:
     Parameters
     ----------
     spark : SparkSession
-        A classic session with rangejoin installed (see :func:`configure`).
+        A session with rangejoin installed (see :func:`configure`), or a Spark Connect session
+        whose server was started with it (checked by :func:`is_installed`'s probe).
 
     Returns
     -------
@@ -267,8 +328,8 @@ def is_enabled(spark: "SparkSession") -> bool:
     Raises
     ------
     NotInstalledError
-        If ``spark`` does not have rangejoin (the message says why and what to do), or is a
-        Spark Connect session.
+        If ``spark`` (or its Spark Connect server) does not have rangejoin (the message says why
+        and what to do).
     ValueError
         If :data:`ENABLED` is set to something other than ``true`` or ``false`` (which the
         extension itself rejects when it plans a query).
