@@ -28,14 +28,19 @@ SCALA_MAIN  := $(shell find scala/src/main -type f 2>/dev/null)
 PY_SOURCES  := $(shell find python/rangejoin -name '*.py' 2>/dev/null) pyproject.toml
 
 # The Python packages the build, the tests and the benchmarks use; pinned for repeatable runs.
-PY_DEPS     := pyspark==4.3.0 pytest==9.2.0 duckdb==2.0.0 googleapis-common-protos==1.76.0 grpcio==1.85.3 grpcio-status==1.85.3 pandas==3.1.1 pyarrow==26.0.1 zstandard==0.25.0
+# After pytest and DuckDB: pyspark's Spark Connect client (tests/test_connect.py) and pandas for
+# pandas-on-Spark (pandas 2: pyspark 4.3 warns that it does not fully support pandas 3).
+PY_DEPS     := pyspark==4.3.0 pytest==9.2.0 duckdb==2.0.0 \
+  googleapis-common-protos==1.76.0 grpcio==1.85.3 grpcio-status==1.85.3 pandas==2.3.3 pyarrow==26.0.1 \
+  zstandard==0.25.0
 
 .PHONY: all venv jar jars wheel install demo test test-fast test-all scala-test scala-test-fast lines-test-fast py-test py-test-fast bench publish-local publish-m2 clean
 
 all: wheel
 
 venv: $(VENV_STAMP)
-$(VENV_STAMP):
+# Rebuilt when the Makefile (PY_DEPS) changes: pip leaves what is already installed as it is.
+$(VENV_STAMP): Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet $(PY_DEPS)

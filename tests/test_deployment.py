@@ -141,11 +141,76 @@ def test_wheel_carries_the_jar_the_license_and_type_marker():
     assert "License-Expression: Apache-2.0" in metadata, metadata[:1000]
 
 
+# The range joins a user moving between clusters runs, each with rangejoin on and off in one
+# session: every answer must be stock Spark's, and rangejoin must plan each (EXPLAIN names
+# PiecewiseMergeJoin, or RangeJoin for the bins and the keyed existence rewrite).
+LINE_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    from pyspark.sql import SparkSession
+    import rangejoin
+
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+    )
+    spark = rangejoin.configure(builder).getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    spark.sql("SELECT id AS pid, IF(id % 41 = 0, NULL, (id * 7919) % 3000 - 50) AS x, id % 5 AS k "
+              "FROM range(0, 2000, 1, 3)").createOrReplaceTempView("pts")
+    spark.sql("SELECT id AS iid, (id * 104729) % 3000 AS lo, (id * 104729) % 3000 + id % 30 AS hi, "
+              "id % 5 AS k FROM range(0, 300, 1, 2)").createOrReplaceTempView("ivs")
+    queries = {
+        "single inequality": "SELECT p.pid, i.iid FROM pts p JOIN ivs i ON p.x > i.hi + 2900",
+        "band": "SELECT p.pid, i.iid FROM pts p JOIN ivs i ON p.x BETWEEN i.lo AND i.hi",
+        "band, RANGE_JOIN hint": "SELECT /*+ RANGE_JOIN(i) */ p.pid, i.iid FROM pts p "
+                                 "LEFT JOIN ivs i ON p.x >= i.lo AND p.x < i.hi",
+        "overlap": "SELECT a.iid, b.iid FROM ivs a JOIN ivs b ON a.lo < b.hi AND b.lo < a.hi",
+        "full outer": "SELECT p.pid, i.iid FROM pts p FULL JOIN ivs i ON p.x > i.hi + 2950",
+        "keyed": "SELECT /*+ RANGE_JOIN(i) */ p.pid, i.iid FROM pts p JOIN ivs i "
+                 "ON p.k = i.k AND p.x BETWEEN i.lo AND i.hi",
+        "not exists": "SELECT p.pid FROM pts p WHERE NOT EXISTS "
+                      "(SELECT 1 FROM ivs i WHERE i.k = p.k AND i.lo > p.x)",
+        "bins": "SELECT p.pid, i.iid FROM pts p JOIN ivs i ON p.x >= i.lo AND p.x <= i.hi",
+    }
+    no_broadcast = {"spark.sql.autoBroadcastJoinThreshold": "-1", rangejoin.BROADCAST_THRESHOLD: "-1"}
+    result = {"version": spark.version, "jar": rangejoin.jar_path(), "rangejoin_file": rangejoin.__file__,
+              "checks": {}}
+    try:
+        for name, query in queries.items():
+            confs = no_broadcast if name == "bins" else {}
+            for key, value in confs.items():
+                spark.conf.set(key, value)
+            answers, plans = [], []
+            for enabled in (False, True):
+                spark.conf.set(rangejoin.ENABLED, str(enabled).lower())
+                df = spark.sql(query)
+                answers.append(sorted(map(str, df.collect())))
+                plans.append(df._jdf.queryExecution().toString())
+            for key in confs:
+                spark.conf.unset(key)
+            result["checks"][name] = {
+                "rows": len(answers[0]),
+                "same": answers[0] == answers[1],
+                "stock_plans_rangejoin": "RangeJoin" in plans[0] or "PiecewiseMerge" in plans[0],
+                "planned": "RangeJoin" in plans[1] or "PiecewiseMerge" in plans[1],
+                "plan": plans[1][-3000:],
+            }
+        print(json.dumps(result))
+    finally:
+        spark.stop()
+    """
+)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("pyspark_version", ["4.3.0", "3.5.9", "4.0.5"])
-def test_fresh_virtualenv_needs_only_the_wheel(tmp_path, pyspark_version):
-    """pip install the wheel (and pyspark) into a new virtualenv: that is all a user needs, with
-    pyspark of any Spark line the wheel has a jar for (3.5's is Scala 2.12)."""
+@pytest.mark.parametrize("pyspark_version", ["3.5.0", "3.5.9", "4.0.5", "4.1.4", "4.2.1", "4.3.0"])
+def test_fresh_virtualenv_with_each_spark_line(tmp_path, pyspark_version):
+    """pip install the wheel and a pyspark of any Spark line into a new virtualenv: that is all
+    a user needs; ``configure`` picks the line's jar (3.5's is Scala 2.12), and the README's
+    shapes of range join are rangejoin's and answer as stock Spark, on that Spark."""
     wheel = REPO_ROOT / "dist" / f"spark_rangejoin-{rangejoin.__version__}-py3-none-any.whl"
     assert wheel.is_file(), f"{wheel} is missing: run `make wheel` first"
     venv = tmp_path / "venv"
@@ -157,14 +222,22 @@ def test_fresh_virtualenv_needs_only_the_wheel(tmp_path, pyspark_version):
          "--disable-pip-version-check", f"pyspark=={pyspark_version}", str(wheel)],
         check=True, timeout=900,
     )
-    workdir = tmp_path / "work"
-    workdir.mkdir()
-    result = _run(python, "local[1]", workdir, _base_env())
-    _check(result)
+    script = tmp_path / "line_check.py"
+    script.write_text(LINE_SCRIPT)
+    proc = subprocess.run([str(python), str(script)], cwd=tmp_path, env=_base_env(),
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, f"script failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr[-5000:]}"
+    result = json.loads([line for line in proc.stdout.splitlines() if line.startswith("{")][-1])
+    assert result["version"] == pyspark_version
     assert Path(result["rangejoin_file"]).resolve().is_relative_to(venv.resolve())
-    assert Path(result["jar"]).resolve().is_relative_to(venv.resolve())
     line = ".".join(pyspark_version.split(".")[:2])
+    assert Path(result["jar"]).resolve().is_relative_to(venv.resolve())
     assert Path(result["jar"]).name.startswith(f"rangejoin-spark-{line}_{rangejoin.SPARK_LINES[line]}-")
+    for name, check in result["checks"].items():
+        assert check["same"], f"{name}: rangejoin's answer is not stock Spark's on {pyspark_version}"
+        assert check["rows"] > 0, name
+        assert not check["stock_plans_rangejoin"], name
+        assert check["planned"], f"{name}: not planned by rangejoin on {pyspark_version}\n{check['plan']}"
 
 
 # The job spark-submit runs: it names nothing of rangejoin's (no import, no jar), so rangejoin can
