@@ -99,3 +99,21 @@ def test_unmatched_rows_of_non_nullable_columns(spark):
     assert OPERATOR in plan, plan
     assert canonical_rows(rows) == canonical_rows(stock_rows)
     assert sorted(map(tuple, rows)) == [(1, 5, 30), (2, 1, None)]
+
+
+def test_sql_asof_syntax_needs_spark_4_3():
+    """Before Spark 4.3 the parser has no ASOF JOIN: switching it on says so (and what works)."""
+
+    class Conf(dict):
+        def set(self, key, value):
+            self[key] = value
+
+    class OlderSpark:
+        version = "4.2.1"
+        conf = Conf()
+
+    with pytest.raises(rangejoin.UnsupportedSparkVersionError, match="asof_join"):
+        rangejoin.asof_sql(OlderSpark())
+    assert OlderSpark.conf == {}
+    rangejoin.asof_sql(OlderSpark(), enabled=False)  # switching it off is harmless anywhere
+    assert OlderSpark.conf == {rangejoin.ASOF_SQL: "false"}

@@ -135,5 +135,21 @@ def asof_sql(spark: "SparkSession", enabled: bool = True) -> None:
     """Switch Spark's SQL ``ASOF JOIN`` syntax on (or off) for ``spark``:
     ``l [LEFT] ASOF JOIN r MATCH_CONDITION (l.t >= r.t) [ON l.k = r.k]``. Spark's parser refuses
     it otherwise. rangejoin plans it as ``PiecewiseMergeAsOfJoin`` when ``r`` can be broadcast.
+
+    Raises
+    ------
+    UnsupportedSparkVersionError
+        When switching it on in a Spark before 4.3, whose parser has no ``ASOF JOIN``
+        (:func:`asof_join`, on ``DataFrame._joinAsOf``, works on every line).
     """
+    if enabled:
+        release = tuple(int(part) for part in spark.version.split(".")[:2])
+        if release < (4, 3):
+            from rangejoin._jar import UnsupportedSparkVersionError
+
+            raise UnsupportedSparkVersionError(
+                f"SQL's ASOF JOIN is Spark 4.3's; this is Spark {spark.version}, whose parser has no "
+                "ASOF JOIN. Use rangejoin.asof_join (DataFrame._joinAsOf), which rangejoin runs as "
+                "PiecewiseMergeAsOfJoin on every Spark line."
+            )
     spark.conf.set(ASOF_SQL, "true" if enabled else "false")
