@@ -117,3 +117,31 @@ def test_sql_asof_syntax_needs_spark_4_3():
     assert OlderSpark.conf == {}
     rangejoin.asof_sql(OlderSpark(), enabled=False)  # switching it off is harmless anywhere
     assert OlderSpark.conf == {rangejoin.ASOF_SQL: "false"}
+
+
+@pytest.mark.parametrize("options", [
+    {"on": "ts", "by": "sym"},
+    {"on": "ts", "by": "sym", "direction": "forward", "allow_exact_matches": False},
+    {"on": "ts", "by": "sym", "direction": "nearest", "tolerance": dt.timedelta(seconds=5)},
+    {"left_on": "ts", "right_on": "qts", "left_by": "sym", "right_by": "qsym", "suffixes": ("_t", "_q")},
+])
+def test_pandas_on_spark_merge_asof_matches_stock(spark, options):
+    """pandas-on-Spark's merge_asof (its own call of DataFrame._joinAsOf, with its own column
+    handling) runs as PiecewiseMergeAsOfJoin and returns stock Spark's rows."""
+    import pyspark.pandas as ps
+
+    def query():
+        trades, quotes = tables(spark)
+        if "right_on" in options:
+            quotes = quotes.withColumnRenamed("ts", "qts").withColumnRenamed("sym", "qsym")
+        # merge_asof needs both sides sorted on its key, as pandas' does: sorted here on Spark.
+        merged = ps.merge_asof(trades.pandas_api().sort_values("ts"), quotes.pandas_api().sort_values(
+            options.get("right_on", "ts")), **options)
+        return merged.spark.frame()
+
+    rows, plan = collect(spark, query, enabled=True)
+    stock_rows, stock_plan = collect(spark, query, enabled=False)
+    assert OPERATOR in plan, plan
+    assert OPERATOR not in stock_plan, stock_plan
+    assert canonical_rows(rows) == canonical_rows(stock_rows)
+    assert len(rows) == 7
