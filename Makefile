@@ -94,12 +94,13 @@ test: $(VENV_STAMP)
 	$(MAKE) --no-print-directory py-test
 
 # Every case of every differential family on 4.3 (RANGEJOIN_TESTS=all; about an hour on 2
-# cores), then what `make test` runs on the other lines and in Python.
+# cores), then what `make test` runs on the other lines, and pytest with a fresh virtualenv for
+# every line's oldest or newest pyspark (tests/test_deployment.py) instead of two.
 test-all: $(VENV_STAMP)
 	RANGEJOIN_TESTS=all $(SBT) package publishM2 test
 	touch $(JAR)
 	$(MAKE) --no-print-directory lines-test-fast
-	$(MAKE) --no-print-directory py-test
+	RANGEJOIN_TESTS=all $(MAKE) --no-print-directory py-test
 
 # The inner loop, under 5 minutes after the build: the unit suites, a slice of every differential
 # family (RANGEJOIN_TESTS=fast: rangejoin.differential.Tier) and the quick pytest tier. `make
