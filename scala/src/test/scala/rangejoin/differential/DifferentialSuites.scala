@@ -11,9 +11,10 @@ import rangejoin.RangeJoinConf
  *  - `fast` (`make test-fast`, and every Spark line but 4.3 in `make test`): a slice of each
  *    differential family, every n-th case, spread over its cases so that every join form, key
  *    type and shape the family rotates through still occurs;
- *  - `full` (`make test` on Spark 4.3): every case of the local families; the costliest families
- *    (local-cluster, file scans, as-of joins) a seeded sample of `full` cases of theirs, drawn
- *    at random so that no dimension their order rotates through is dropped;
+ *  - `full` (`make test` on Spark 4.3): every case of the local families; of their variants
+ *    (AQE, code generation, ANSI off, ...) and the costliest families (local-cluster, file
+ *    scans, as-of joins) a seeded sample of `full` cases, drawn at random so that no dimension
+ *    their order rotates through is dropped;
  *  - `all` (`make test-all`): every case of every family.
  */
 object Tier {
@@ -91,7 +92,14 @@ abstract class DifferentialSuite(cases: Seq[DifferentialCase])
 
   override protected def summary: String = runner.summary(getClass.getSimpleName)
 
-  Tier.sample(cases).foreach { c => test(c.toString)(runner.check(c, variant)) }
+  /**
+   * Whether the full tier runs half of the cases: a variant (AQE, code generation, ANSI off, ...)
+   * repeats the shapes its family's own suite runs, under other settings.
+   */
+  protected def halfInFullTier: Boolean = variant.nonEmpty
+
+  Tier.sample(cases, full = if (halfInFullTier) Tier.half(cases.size) else Int.MaxValue)
+    .foreach { c => test(c.toString)(runner.check(c, variant)) }
 }
 
 /**
