@@ -135,7 +135,7 @@ lines-test-fast:
 	touch $(JARS)
 
 py-test: install
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q --durations=12 tests
 
 # The Python tests but those marked slow (fresh virtualenvs, spark-submit, shells, a local cluster,
 # the benchmark's smoke test): the tests of the shared session, a few minutes.
