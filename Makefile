@@ -83,8 +83,8 @@ demo: install
 	$(PY) -m bench.demo
 
 # One sbt start builds the 4.3 jar, publishes it to ~/.m2 (for the spark-submit --packages test)
-# and runs every ScalaTest suite in the full tier (rangejoin.differential.Tier: every case of the
-# local differential families, half of the local-cluster, file-scan and as-of ones); then each
+# and runs every ScalaTest suite in the full tier (rangejoin.differential.Tier: a seeded half of
+# each differential family's cases, a third of the as-of and file-scan ones); then each
 # other line builds, publishes and runs the fast tier (lines-test-fast); then the Python suites
 # run against the installed wheel. Under 45 minutes on 2 cores (docs/design.md, "The test tiers").
 test: $(VENV_STAMP)

@@ -21,12 +21,10 @@ def secondTestGroup(suite: String): Boolean = Set(
   "rangejoin.differential.PlainDistributedSuite",
   "rangejoin.differential.BandDistributedSuite",
   "rangejoin.features.CodegenSuite",
-  "rangejoin.differential.KeyedExistenceDistributedSuite",
   "rangejoin.differential.BinnedDistributedSuite",
   "rangejoin.differential.KeyedDistributedSuite",
   "rangejoin.features.BandJoinSuite",
-  "rangejoin.differential.KeyedExistenceDifferentialSuite",
-  "rangejoin.spark.JoinSuite").contains(suite)
+  "rangejoin.differential.KeyedExistenceDifferentialSuite").contains(suite)
 
 /** The line's shim folders (SparkLines.shimDirs) under scala/src/<kind>/. */
 def shimSources(base: File, kind: String): Seq[File] =

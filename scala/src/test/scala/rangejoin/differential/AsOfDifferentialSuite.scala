@@ -270,7 +270,7 @@ class AsOfDifferentialSuite extends SparkFunSuite with LocalDifferentialSession 
     (outcome, ours)
   }
 
-  AsOfDifferentialSuite.alternated(Tier.sample(AsOfDifferentialSuite.cases, 40, full = Tier.half(AsOfDifferentialSuite.cases.size))).zipWithIndex.foreach { case (c, i) =>
+  AsOfDifferentialSuite.alternated(Tier.sample(AsOfDifferentialSuite.cases, 40, full = Tier.third(AsOfDifferentialSuite.cases.size))).zipWithIndex.foreach { case (c, i) =>
     test(s"$i: $c") {
       val (stock, stockOurs) = run(c, enabled = false)
       val (ours, planned) = run(c, enabled = true)

@@ -11,9 +11,9 @@ import rangejoin.RangeJoinConf
  *  - `fast` (`make test-fast`, and every Spark line but 4.3 in `make test`): a slice of each
  *    differential family, every n-th case, spread over its cases so that every join form, key
  *    type and shape the family rotates through still occurs;
- *  - `full` (`make test` on Spark 4.3): every case of the local families; of their variants
- *    (AQE, code generation, ANSI off, ...) and the costliest families (local-cluster, file
- *    scans, as-of joins) a seeded sample of `full` cases, drawn at random so that no dimension
+ *  - `full` (`make test` on Spark 4.3): of each family, its variants (AQE, code generation,
+ *    ANSI off, ...) and the local-cluster suites a seeded half of the cases (of the as-of family
+ *    a third, of each file-scan encoding's queries a third), drawn at random so that no dimension
  *    their order rotates through is dropped;
  *  - `all` (`make test-all`): every case of every family.
  */
@@ -36,8 +36,11 @@ object Tier {
       cases.indices.collect { case i if kept(i) => cases(i) }
     }
 
-  /** Half of `size`, rounded up: the full tier's share of the costliest families. */
+  /** Half of `size`, rounded up: the full tier's share of most families. */
   def half(size: Int): Int = (size + 1) / 2
+
+  /** A third of `size`, rounded up: the full tier's share of the costliest cases. */
+  def third(size: Int): Int = (size + 2) / 3
 }
 
 /**
@@ -93,10 +96,10 @@ abstract class DifferentialSuite(cases: Seq[DifferentialCase])
   override protected def summary: String = runner.summary(getClass.getSimpleName)
 
   /**
-   * Whether the full tier runs half of the cases: a variant (AQE, code generation, ANSI off, ...)
-   * repeats the shapes its family's own suite runs, under other settings.
+   * Whether the full tier runs a seeded half of the cases (every suite's but a slice that no
+   * other suite of the family covers); `make test-all` runs them all.
    */
-  protected def halfInFullTier: Boolean = variant.nonEmpty
+  protected def halfInFullTier: Boolean = true
 
   Tier.sample(cases, full = if (halfInFullTier) Tier.half(cases.size) else Int.MaxValue)
     .foreach { c => test(c.toString)(runner.check(c, variant)) }
