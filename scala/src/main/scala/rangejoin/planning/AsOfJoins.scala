@@ -28,7 +28,8 @@ private[rangejoin] case class RangeAsOfJoin(
     joinType: JoinType,
     orderExpression: Expression) extends BinaryNode {
 
-  override def output: Seq[Attribute] = asSpark.output
+  // Spark's own rule for each line (a left join's right columns nullable), derived once per node.
+  override lazy val output: Seq[Attribute] = asSpark.output
 
   /** At most one output row per left row, each a left row and a right row. */
   override def stats: Statistics = {
