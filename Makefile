@@ -93,8 +93,7 @@ test: $(VENV_STAMP)
 	$(MAKE) --no-print-directory lines-test-fast
 	$(MAKE) --no-print-directory py-test
 
-# Every case of every differential family on 4.3 (RANGEJOIN_TESTS=all; about an hour on 2
-# cores), then what `make test` runs on the other lines, and pytest with a fresh virtualenv for
+# Every case of every differential family on 4.3 (RANGEJOIN_TESTS=all), then what `make test` runs on the other lines, and pytest with a fresh virtualenv for
 # every line's oldest or newest pyspark (tests/test_deployment.py) instead of two.
 test-all: $(VENV_STAMP)
 	RANGEJOIN_TESTS=all $(SBT) package publishM2 test
@@ -122,16 +121,14 @@ scala-test: $(VENV_STAMP)
 	$(SBT) test
 
 # Every line but 4.3: build and publish its jar, and run the fast tier against its own Spark.
-# LINES_TEST="3.5 4.0" runs only those lines, LINE_SUITES other suites. Measured on a loaded
-# 2-core machine: about 12-13 minutes a line, of which 3-4 compiling.
+# LINES_TEST="3.5 4.0" runs only those lines, LINE_SUITES other suites. Measured on a quiet
+# 2-core machine: about 4 minutes a line, compiling included.
 LINES_TEST ?= $(OTHER_LINES)
 LINE_SUITES ?= $(FAST_SUITES)
 lines-test-fast:
-	set -e; for line in $(LINES_TEST); do \
-	  build/pyspark-home $$(echo "$(LINE_TABLE)" | tr ' ' '\n' | sed -n "s/^$$line:\([^:]*\):.*/\1/p") >/dev/null; \
-	  echo "== Spark $$line: the fast tier"; \
-	  RANGEJOIN_TESTS=fast $(SBT) -Drangejoin.spark=$$line package publishM2 "testOnly $(LINE_SUITES)"; \
-	done
+	$(foreach l,$(LINES_TEST),build/pyspark-home $(call pyspark_of,$(l)) >/dev/null && \
+	  echo "== Spark $(l): the fast tier" && \
+	  RANGEJOIN_TESTS=fast $(SBT) -Drangejoin.spark=$(l) package publishM2 "testOnly $(LINE_SUITES)" && ) true
 	touch $(JARS)
 
 py-test: install
@@ -158,10 +155,8 @@ bench: install $(BENCH_STAMP)
 # resolves it.
 publish-local: $(VENV_STAMP)
 	$(SBT) publishM2
-	set -e; for line in $(OTHER_LINES); do \
-	  build/pyspark-home $$(echo "$(LINE_TABLE)" | tr ' ' '\n' | sed -n "s/^$$line:\([^:]*\):.*/\1/p") >/dev/null; \
-	  $(SBT) -Drangejoin.spark=$$line publishM2; \
-	done
+	$(foreach l,$(OTHER_LINES),build/pyspark-home $(call pyspark_of,$(l)) >/dev/null && \
+	  $(SBT) -Drangejoin.spark=$(l) publishM2 && ) true
 
 publish-m2: publish-local
 
