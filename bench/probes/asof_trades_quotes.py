@@ -5,6 +5,10 @@ DuckDB's ASOF JOIN, on the same rows. Quote times are unique, so every engine's 
 determined; each run checks (matched trades, sum of matched bids) against DuckDB's.
 
     .venv/bin/python -m bench.probes.asof_trades_quotes [--trades 1000000] [--quotes 100000] [--runs 3]
+        [--no-broadcast]
+
+With --no-broadcast neither engine broadcasts a side: rangejoin buffers the quotes per shuffle
+partition by symbol (ShuffledPiecewiseMergeAsOfJoin), stock Spark runs SortMergeAsOfJoin as before.
 """
 
 import argparse
@@ -52,6 +56,8 @@ def main() -> None:
                         help="trades for stock Spark's DataFrame path (O(N x M)), with --stock-quotes")
     parser.add_argument("--stock-quotes", type=int, default=1_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--no-broadcast", action="store_true",
+                        help="neither engine broadcasts a side (both thresholds -1)")
     args = parser.parse_args()
 
     def duck(n, m):
@@ -62,6 +68,9 @@ def main() -> None:
 
     with local_spark("asof-trades-quotes", conf=SPARK_CONF) as spark:
         rangejoin.asof_sql(spark)
+        if args.no_broadcast:
+            spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+            spark.conf.set(rangejoin.BROADCAST_THRESHOLD, "-1")
 
         def views(n, m):
             spark.sql(f"CREATE OR REPLACE TEMP VIEW trades AS {trades_sql(n)}")

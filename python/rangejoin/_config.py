@@ -175,13 +175,14 @@ SHUFFLE_MAX_PARTITION_SIZE = _option(
     "shuffle_max_partition_size", "spark.rangejoin.shuffle.maxPartitionSize", "64m", SIGNED_SIZE,
     "a join with equality keys whose sides are both too large to broadcast is shuffled by its "
     "keys, each task sorting its partition of the smaller side, where that side's estimated size "
-    "per shuffle partition is at most this; negative (``-1``) leaves such joins to Spark")
+    "per shuffle partition is at most this (an as-of join's: its right side's); negative (``-1``) "
+    "leaves such joins to Spark")
 
 ASOF = _option(
     "asof", "spark.rangejoin.asof.enabled", "true", BOOLEAN,
     "as-of joins (SQL ``ASOF JOIN``, ``DataFrame._joinAsOf``, pandas-on-Spark ``merge_asof``, "
-    ":func:`rangejoin.asof_join`) whose right side can be broadcast search it sorted by (keys, "
-    "time), O(log M) per left row; false leaves them to Spark")
+    ":func:`rangejoin.asof_join`) whose right side can be broadcast, or with keys to shuffle "
+    "by, search it sorted by (keys, time), O(log M) per left row; false leaves them to Spark")
 
 #: Every configuration key with its configure() option, in the JVM's order.
 OPTIONS: Tuple[Option, ...] = tuple(_TABLE)

@@ -84,11 +84,12 @@ object RangeJoinConf {
   val ShuffleMaxPartitionSize: String = key("spark.rangejoin.shuffle.maxPartitionSize", Some("64m"),
     Kind.SignedSize,
     "a join with equality keys and no side to broadcast sorts the smaller side per shuffle " +
-      "partition when its estimated size per partition is at most this; negative: Spark's sort-merge join")
+      "partition when its estimated size per partition is at most this (an as-of join: its right " +
+      "side); negative: Spark's sort-merge join")
 
   val AsOf: String = key("spark.rangejoin.asof.enabled", Some("true"), Kind.Boolean,
     "as-of joins (SQL ASOF JOIN, DataFrame._joinAsOf, pandas merge_asof) with a right side to " +
-      "broadcast search it sorted by (keys, time), O(log M) per left row")
+      "broadcast, or keys to shuffle by, search it sorted by (keys, time), O(log M) per left row")
 
   /** Every key, in the order above. */
   val keys: Seq[Key] = table.toList

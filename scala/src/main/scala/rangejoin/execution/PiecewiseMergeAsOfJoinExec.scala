@@ -15,6 +15,58 @@ import rangejoin.execution.driver.AsOfJoinTask
 import rangejoin.execution.index.{DistanceRange, SortedBuffer}
 
 /**
+ * What the two placements of an as-of join share: the right side broadcast
+ * ([[PiecewiseMergeAsOfJoinExec]]) or shuffled with the left side by the equality keys
+ * ([[ShuffledPiecewiseMergeAsOfJoinExec]]). The join is the same in both: the right rows of a
+ * task sorted by (keys, time) into a [[SortedBuffer]], each left row's match found by one
+ * binary search in its key's segment ([[AsOfJoinTask]]); only where the buffer comes from differs.
+ */
+private[rangejoin] trait PiecewiseMergeAsOfJoinLike extends BinaryExecNode {
+
+  def asOf: AsOfMatch
+  def joinType: JoinType
+
+  require(joinType == Inner || joinType == LeftOuter, s"$nodeName joins inner or left outer, not $joinType")
+
+  override lazy val metrics: Map[String, SQLMetric] = Map(
+    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"))
+
+  override def output: Seq[Attribute] = joinType match {
+    case LeftOuter => left.output ++ right.output.map(_.withNullability(true))
+    case _ => left.output ++ right.output
+  }
+
+  /** How the right rows are sorted into the buffer: by (keys, time), bound to the right output. */
+  protected def bufferedMode: SortedBroadcastMode =
+    SortedBroadcastMode.of(asOf.rightTime, None, asOf.rightKeys, right.output, None)
+
+  /**
+   * The join of one task's left rows with its buffer, made on the driver to run in the tasks:
+   * every placement runs the same [[AsOfJoinTask]].
+   */
+  protected def joinTask: (Iterator[InternalRow], SortedBuffer) => Iterator[InternalRow] = {
+    val (m, inner, leftOut, rightOut, out) = (asOf, joinType == Inner, left.output, right.output, output)
+    val range = PiecewiseMergeAsOfJoinExec.distanceRange(asOf).getOrElse(
+      throw new IllegalStateException(s"$nodeName: no distance range for ${asOf.distance.dataType}"))
+    val numOutputRows = longMetric("numOutputRows")
+    (rows, buffer) => new AsOfJoinTask(m, inner, leftOut, rightOut, out, buffer, range, numOutputRows).join(rows)
+  }
+
+  /** Where the buffer comes from, for EXPLAIN. */
+  protected def placement: String
+
+  override def simpleString(maxFields: Int): String = s"$nodeName $joinType, ${asOf.pick}, ($asOf)"
+
+  override def verboseStringWithOperatorId(): String =
+    s"""|$formattedNodeName
+        |${ExplainUtils.generateFieldString("As-of match", asOf.toString)}
+        |${ExplainUtils.generateFieldString("Join type", joinType.toString)}
+        |${ExplainUtils.generateFieldString("Ties and overflow", asOf.pick.toString)}
+        |${ExplainUtils.generateFieldString("Buffered", placement)}
+        |""".stripMargin
+}
+
+/**
  * An as-of join (`AsOfJoin`: SQL `ASOF JOIN`, `DataFrame._joinAsOf`, pandas-on-Spark
  * `merge_asof`): each left row with the one right row whose time is nearest before it, after it
  * or either way ([[AsOfMatch]]), among those with its equality keys and within the tolerance.
@@ -35,20 +87,7 @@ private[rangejoin] case class PiecewiseMergeAsOfJoinExec(
     asOf: AsOfMatch,
     joinType: JoinType,
     left: SparkPlan,
-    right: SparkPlan) extends BinaryExecNode {
-
-  require(joinType == Inner || joinType == LeftOuter, s"$nodeName joins inner or left outer, not $joinType")
-
-  override lazy val metrics: Map[String, SQLMetric] = Map(
-    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"))
-
-  override def output: Seq[Attribute] = joinType match {
-    case LeftOuter => left.output ++ right.output.map(_.withNullability(true))
-    case _ => left.output ++ right.output
-  }
-
-  private def bufferedMode: SortedBroadcastMode =
-    SortedBroadcastMode.of(asOf.rightTime, None, asOf.rightKeys, right.output, None)
+    right: SparkPlan) extends PiecewiseMergeAsOfJoinLike {
 
   override def requiredChildDistribution: Seq[Distribution] =
     UnspecifiedDistribution :: BroadcastDistribution(bufferedMode) :: Nil
@@ -59,27 +98,15 @@ private[rangejoin] case class PiecewiseMergeAsOfJoinExec(
 
   protected override def doExecute(): RDD[InternalRow] = {
     val payload = right.executeBroadcast[SortedBuffer]()
-    val (m, inner, leftOut, rightOut, out) = (asOf, joinType == Inner, left.output, right.output, output)
-    val range = PiecewiseMergeAsOfJoinExec.distanceRange(asOf).getOrElse(
-      throw new IllegalStateException(s"$nodeName: no distance range for ${asOf.distance.dataType}"))
-    val numOutputRows = longMetric("numOutputRows")
-    left.execute().mapPartitions { rows =>
-      new AsOfJoinTask(m, inner, leftOut, rightOut, out, payload.value, range, numOutputRows).join(rows)
-    }
+    val join = joinTask
+    left.execute().mapPartitions(rows => join(rows, payload.value))
   }
 
   /** This join as the planner finishes it: its right side under the sorted broadcast. */
   def planned: PiecewiseMergeAsOfJoinExec =
     copy(right = SortedBroadcastExec(asOf.rightTime, None, right, None, asOf.rightKeys))
 
-  override def simpleString(maxFields: Int): String = s"$nodeName $joinType, ${asOf.pick}, ($asOf)"
-
-  override def verboseStringWithOperatorId(): String =
-    s"""|$formattedNodeName
-        |${ExplainUtils.generateFieldString("As-of match", asOf.toString)}
-        |${ExplainUtils.generateFieldString("Join type", joinType.toString)}
-        |${ExplainUtils.generateFieldString("Ties and overflow", asOf.pick.toString)}
-        |""".stripMargin
+  override protected def placement: String = "broadcast, sorted once"
 
   override protected def withNewChildrenInternal(newLeft: SparkPlan, newRight: SparkPlan): PiecewiseMergeAsOfJoinExec =
     copy(left = newLeft, right = newRight)

@@ -10,7 +10,7 @@ import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
 import rangejoin.condition.AsOfPick
-import rangejoin.execution.PiecewiseMergeAsOfJoinExec
+import rangejoin.execution.{PiecewiseMergeAsOfJoinExec, ShuffledPiecewiseMergeAsOfJoinExec}
 import rangejoin.shims.{AsOfShims, SessionShims}
 
 /**
@@ -19,9 +19,10 @@ import rangejoin.shims.{AsOfShims, SessionShims}
  *    stock Spark's tie and overflow rules (`min_by`); should its shape no longer read, or
  *    rangejoin have been switched off since the query was analyzed, as Spark would have planned
  *    it: `RewriteAsOfJoin` and the optimizer, then Spark's planner;
- *  - SQL's `ASOF JOIN` (Spark's `AsOfJoin` marked for its sort-merge operator) when its right
- *    side can be broadcast by its size ([[BufferedSide.fits]]) and its shape reads
- *    ([[AsOfShape]]), with the sort-merge operator's rules; otherwise Nil: Spark plans it.
+ *  - SQL's `ASOF JOIN` (Spark's `AsOfJoin` marked for its sort-merge operator) when its shape
+ *    reads ([[AsOfShape]]) and its right side can be broadcast by its size, or, with equality
+ *    keys, buffered per shuffle partition ([[ShuffledPiecewiseMergeAsOfJoinExec]]): with the
+ *    sort-merge operator's rules; otherwise Nil: Spark plans it.
  * Planning never fails a query: an error while deciding leaves the join to Spark.
  */
 private[rangejoin] final case class AsOfJoinStrategy(session: SparkSession) extends SparkStrategy {
@@ -29,21 +30,19 @@ private[rangejoin] final case class AsOfJoinStrategy(session: SparkSession) exte
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case j: RangeAsOfJoin =>
       val ours = if (enabled) attempt(j.left, j.right, j.asOfCondition, j.condition, j.joinType, j.orderExpression,
-        AsOfPick.MinBy) else None
+        AsOfPick.MinBy, j.shuffled) else None
       ours.map(Seq(_)).getOrElse(Seq(planLater(stockRewrite(j.asSpark))))
-    case j: AsOfJoin if AsOfShims.isSqlAsOf(j) && enabled && j.resolved && fits(j.right) =>
-      attempt(j.left, j.right, j.asOfCondition, j.condition, j.joinType, j.orderExpression, AsOfPick.SortMergeScan)
-        .toSeq
+    case j: AsOfJoin if AsOfShims.isSqlAsOf(j) && enabled && j.resolved =>
+      placement(j.right, j.condition.nonEmpty, conf).toSeq.flatMap { shuffled =>
+        attempt(j.left, j.right, j.asOfCondition, j.condition, j.joinType, j.orderExpression,
+          AsOfPick.SortMergeScan, shuffled)
+      }
     case _ => Nil
   }
 
   private def conf: SQLConf = session.sessionState.conf
 
   private def enabled: Boolean = try RangeJoinConf.enabled(conf) && RangeJoinConf.asOfEnabled(conf) catch {
-    case NonFatal(_) => false
-  }
-
-  private def fits(right: LogicalPlan): Boolean = try BufferedSide.fits(right, conf) catch {
     case NonFatal(_) => false
   }
 
@@ -54,10 +53,26 @@ private[rangejoin] final case class AsOfJoinStrategy(session: SparkSession) exte
       condition: Option[org.apache.spark.sql.catalyst.expressions.Expression],
       joinType: org.apache.spark.sql.catalyst.plans.JoinType,
       distance: org.apache.spark.sql.catalyst.expressions.Expression,
-      pick: AsOfPick): Option[SparkPlan] = try {
-    AsOfShape(left, right, asOfCondition, condition, joinType, distance, pick).toOption.map { m =>
-      PiecewiseMergeAsOfJoinExec(m, joinType, planLater(left), planLater(right)).planned
+      pick: AsOfPick,
+      shuffled: Boolean): Option[SparkPlan] = try {
+    AsOfShape(left, right, asOfCondition, condition, joinType, distance, pick).toOption.collect {
+      case m if shuffled && m.leftKeys.nonEmpty => ShuffledPiecewiseMergeAsOfJoinExec(m, joinType, planLater(left), planLater(right))
+      case m if !shuffled => PiecewiseMergeAsOfJoinExec(m, joinType, planLater(left), planLater(right)).planned
     }
+  } catch {
+    case NonFatal(_) => None
+  }
+
+  /**
+   * Where an as-of join's right side is buffered, planned by its estimated size: Some(false),
+   * broadcast ([[BufferedSide.fits]]); Some(true), per shuffle partition by the equality keys,
+   * where there are keys and the right side's share of a partition fits
+   * ([[BufferedSide.fitsShufflePartition]]); None, nowhere: Spark's plan stays.
+   */
+  private def placement(right: LogicalPlan, keyed: Boolean, conf: SQLConf): Option[Boolean] = try {
+    if (BufferedSide.fits(right, conf)) Some(false)
+    else if (keyed && BufferedSide.fitsShufflePartition(right, conf, "the right side").isRight) Some(true)
+    else None
   } catch {
     case NonFatal(_) => None
   }

@@ -19,6 +19,7 @@ import rangejoin.shims.AsOfShims
  * fields, so the optimizer still rewrites and prunes through them: its children's columns are
  * pruned to what its expressions and its parents read (its output is derived from theirs, as a
  * Join's), and filters above it stay above it (it is no Join to push them through).
+ * `shuffled`: its right side is buffered per shuffle partition by the equality keys, not broadcast.
  */
 private[rangejoin] case class RangeAsOfJoin(
     left: LogicalPlan,
@@ -26,7 +27,8 @@ private[rangejoin] case class RangeAsOfJoin(
     asOfCondition: Expression,
     condition: Option[Expression],
     joinType: JoinType,
-    orderExpression: Expression) extends BinaryNode {
+    orderExpression: Expression,
+    shuffled: Boolean) extends BinaryNode {
 
   // Spark's own rule for each line (a left join's right columns nullable), derived once per node.
   override lazy val output: Seq[Attribute] = asSpark.output
@@ -55,15 +57,17 @@ private[rangejoin] case class RangeAsOfJoin(
  * passes Spark's own check (a constant, not negative: otherwise CheckAnalysis reports it), its
  * shape is one rangejoin runs ([[AsOfShape]]) and its right side can be broadcast: by its size
  * ([[BufferedSide.fits]], as for every range join, on the analyzed plan's estimate) or a
- * `broadcast(right)` hint (a DataFrame made from local Python data has no size). Otherwise,
+ * `broadcast(right)` hint (a DataFrame made from local Python data has no size); or, with
+ * equality keys, buffered per shuffle partition ([[BufferedSide.fitsShufflePartition]]). Otherwise,
  * and for SQL's `ASOF JOIN` (planned by Spark's sort-merge operator, or by [[AsOfJoinStrategy]]),
  * the plan is left as it is. It never fails a query: an error while deciding keeps Spark's plan.
  */
 private[rangejoin] object AsOfJoinRule extends Rule[LogicalPlan] {
 
   override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
-    case j: AsOfJoin if !AsOfShims.isSqlAsOf(j) && j.resolved && takes(j) =>
-      RangeAsOfJoin(j.left, j.right, j.asOfCondition, j.condition, j.joinType, j.orderExpression)
+    case j: AsOfJoin if !AsOfShims.isSqlAsOf(j) && j.resolved => placement(j).map { shuffled =>
+      RangeAsOfJoin(j.left, j.right, j.asOfCondition, j.condition, j.joinType, j.orderExpression, shuffled)
+    }.getOrElse(j)
   }
 
   /** `broadcast(right)`: the hint is still in the analyzed plan (the optimizer removes it). */
@@ -73,13 +77,21 @@ private[rangejoin] object AsOfJoinRule extends Rule[LogicalPlan] {
     case _ => false
   }
 
-  private def takes(j: AsOfJoin): Boolean = try {
+  /**
+   * Whether rangejoin takes the join, and where it buffers the right side: Some(false), broadcast;
+   * Some(true), per shuffle partition by the equality keys; None, not at all.
+   */
+  private def placement(j: AsOfJoin): Option[Boolean] = try {
     val conf = SQLConf.get
-    RangeJoinConf.enabled(conf) && RangeJoinConf.asOfEnabled(conf) &&
-      j.toleranceAssertion.forall(t => t.foldable && t.eval() == true) &&
-      AsOfShape(j.left, j.right, j.asOfCondition, j.condition, j.joinType, j.orderExpression, AsOfPick.MinBy).isRight &&
-      (BufferedSide.fits(j.right, conf) || broadcastHinted(j.right))
+    val shape = AsOfShape(j.left, j.right, j.asOfCondition, j.condition, j.joinType, j.orderExpression, AsOfPick.MinBy)
+    val taken = RangeJoinConf.enabled(conf) && RangeJoinConf.asOfEnabled(conf) &&
+      j.toleranceAssertion.forall(t => t.foldable && t.eval() == true) && shape.isRight
+    if (!taken) None
+    else if (BufferedSide.fits(j.right, conf) || broadcastHinted(j.right)) Some(false)
+    else if (shape.exists(_.leftKeys.nonEmpty) &&
+      BufferedSide.fitsShufflePartition(j.right, conf, "the right side").isRight) Some(true)
+    else None
   } catch {
-    case NonFatal(_) => false
+    case NonFatal(_) => None
   }
 }

@@ -63,13 +63,18 @@ private[rangejoin] object BufferedSide extends JoinSelectionHelper {
    */
   def perShufflePartition(join: Join, conf: SQLConf): Either[String, BuildSide] = {
     val side = getSmallerSide(join.left, join.right)
-    val plan = if (side == BuildRight) join.right else join.left
+    fitsShufflePartition(if (side == BuildRight) join.right else join.left, conf, "neither side fits a " +
+      "shuffle partition: the smaller").map(_ => side)
+  }
+
+  /** Whether `plan`'s estimated size per shuffle partition fits the limit; or why not (`what` ...). */
+  def fitsShufflePartition(plan: LogicalPlan, conf: SQLConf, what: String): Either[String, Unit] = {
     val perPartition = plan.stats.sizeInBytes / math.max(1, conf.numShufflePartitions)
     RangeJoinConf.shuffleMaxPartitionSize(conf) match {
       case None => Left(s"${RangeJoinConf.ShuffleMaxPartitionSize} is negative: no side is buffered per shuffle partition")
-      case Some(max) if perPartition > max => Left(s"neither side fits a shuffle partition: the smaller " +
-        s"is about $perPartition bytes per partition, above ${RangeJoinConf.ShuffleMaxPartitionSize} ($max)")
-      case Some(_) => Right(side)
+      case Some(max) if perPartition > max =>
+        Left(s"$what is about $perPartition bytes per partition, above ${RangeJoinConf.ShuffleMaxPartitionSize} ($max)")
+      case Some(_) => Right(())
     }
   }
 

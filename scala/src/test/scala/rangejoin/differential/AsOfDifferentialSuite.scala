@@ -15,7 +15,7 @@ import org.apache.spark.sql.rangejoin.AsOfJoins
 import org.apache.spark.sql.types._
 
 import rangejoin.{OptionWhen, RangeJoinConf, TestAsOfShims, TestShims}
-import rangejoin.execution.PiecewiseMergeAsOfJoinExec
+import rangejoin.execution.{PiecewiseMergeAsOfJoinLike, ShuffledPiecewiseMergeAsOfJoinExec}
 
 /**
  * One pair of tables of the as-of family: left (id, k, t), right (rid, rk, rt, v), `t` and `rt`
@@ -217,6 +217,14 @@ object AsOfDifferentialSuite {
     flipped <- Seq(false, true)
   } yield AsOfCase(sqlPath = true, d, direction, exact, inner, tolerance = false, keyed, flipped, ansi = true, expectOurs)
 
+  /**
+   * A case with no side small enough to broadcast: rangejoin buffers a keyed join's right side
+   * per shuffle partition, and leaves an unkeyed one to Spark.
+   */
+  def shuffled(c: AsOfCase): (AsOfCase, Seq[(String, String)]) =
+    (c.copy(expectOurs = c.expectOurs && c.keyed),
+      Seq(SQLConf.AUTO_BROADCASTJOIN_THRESHOLD.key -> "-1", RangeJoinConf.BroadcastThreshold -> "-1"))
+
   /** ANSI on for every other case. */
   def alternated(cases: Seq[AsOfCase]): Seq[AsOfCase] =
     cases.zipWithIndex.map { case (c, i) => c.copy(ansi = i % 2 == 0) }
@@ -244,36 +252,86 @@ object AsOfDifferentialSuite {
  * case must give stock Spark's rows (as [[AsOfCase.render]] compares them) or raise its error,
  * and be planned as `PiecewiseMergeAsOfJoin` exactly when expected. The fast tier runs a slice.
  */
-class AsOfDifferentialSuite extends SparkFunSuite with LocalDifferentialSession with AdaptiveSparkPlanHelper {
+class AsOfDifferentialSuite extends AsOfDifferential with LocalDifferentialSession {
+  override protected def summary: String = counts
+
+  override protected def cases: Seq[(AsOfCase, Seq[(String, String)])] = AsOfDifferentialSuite.alternated(
+    Tier.sample(AsOfDifferentialSuite.cases, 40, full = Tier.third(AsOfDifferentialSuite.cases.size))).map((_, Nil))
+}
+
+/**
+ * The keyed cases with no side small enough to broadcast: rangejoin buffers the right side per
+ * shuffle partition by the keys (ShuffledPiecewiseMergeAsOfJoin), and leaves the unkeyed ones,
+ * which it cannot shuffle, to Spark.
+ */
+class ShuffledAsOfDifferentialSuite extends AsOfDifferential with LocalDifferentialSession {
+  override protected def summary: String = counts
+
+  override protected def cases: Seq[(AsOfCase, Seq[(String, String)])] = {
+    val (keyed, unkeyed) = AsOfDifferentialSuite.cases.partition(_.keyed)
+    AsOfDifferentialSuite.alternated(Tier.sample(keyed, 12, full = 40) ++ Tier.sample(unkeyed, 4, full = 8))
+      .map(AsOfDifferentialSuite.shuffled)
+  }
+}
+
+/**
+ * As-of joins across executor JVMs (`local-cluster`), adaptive execution on and off: the sorted
+ * broadcast and the per-partition buffer, each task's search, really serialized.
+ */
+class AsOfDistributedSuite extends AsOfDifferential with ClusterDifferentialSession {
+  override protected def summary: Option[String] = Some(counts)
+
+  override protected def cases: Seq[(AsOfCase, Seq[(String, String)])] =
+    AsOfDifferentialSuite.alternated(Tier.sample(AsOfDifferentialSuite.cases.filter(_.expectOurs), 8, full = 16))
+      .zipWithIndex.map { case (c, i) =>
+        val (expected, settings) = if (i % 2 == 0) (c, Nil) else AsOfDifferentialSuite.shuffled(c)
+        (expected, settings :+ (SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> (i % 4 < 2).toString))
+      }
+}
+
+/**
+ * The differential run of as-of cases; a suite says which cases, each with settings of its own
+ * (both engines).
+ */
+abstract class AsOfDifferential extends SparkFunSuite with AdaptiveSparkPlanHelper {
+
+  protected def spark: SparkSession
+
+  protected def cases: Seq[(AsOfCase, Seq[(String, String)])]
 
   private var ran = 0
   private var planned = 0
   private var raised = 0
 
-  override protected def summary: String =
-    s"AsOfDifferentialSuite: $ran cases, $planned planned PiecewiseMergeAsOfJoin, $raised raised the same error in both"
+  protected def counts: String =
+    s"${getClass.getSimpleName}: $ran cases, $planned planned PiecewiseMergeAsOfJoin, $raised raised the same error in both"
 
-  private def run(c: AsOfCase, enabled: Boolean): (Outcome, Boolean) = Differential.withConf(spark, Seq(
+  private def run(c: AsOfCase, settings: Seq[(String, String)], enabled: Boolean): (Outcome, Boolean) =
+    Differential.withConf(spark, Seq(
       RangeJoinConf.Enabled -> enabled.toString,
       SQLConf.ANSI_ENABLED.key -> c.ansi.toString,
       SQLConf.SHUFFLE_PARTITIONS.key -> "4",
       // Spark's tests run its single-pass analyzer beside the fixed-point one and fail on any
       // difference; the single-pass one runs no extension's resolution rules.
       "spark.sql.analyzer.singlePassResolver.dualRunWithLegacy" -> "false",
-      "spark.sql.join.asofJoin.enabled" -> "true")) {
+      "spark.sql.join.asofJoin.enabled" -> "true") ++ settings) {
     val df = c.build(spark)
-    val ours = df.queryExecution.sparkPlan.exists(_.isInstanceOf[PiecewiseMergeAsOfJoinExec])
+    val ours = df.queryExecution.sparkPlan.collectFirst { case j: PiecewiseMergeAsOfJoinLike => j }
+    // With no side to broadcast, a keyed join is buffered per shuffle partition.
+    val shuffled = settings.contains(RangeJoinConf.BroadcastThreshold -> "-1")
+    assert(ours.forall(_.isInstanceOf[ShuffledPiecewiseMergeAsOfJoinExec] == shuffled),
+      s"planned elsewhere than expected:\n${df.queryExecution.sparkPlan}")
     val outcome = Try(df.collect().toSeq) match {
       case Success(rows) => Rows(rows.map(c.render).sorted)
       case Failure(e) => Raised(AsOfDifferentialSuite.conditions(e).mkString(" "), e.getMessage)
     }
-    (outcome, ours)
+    (outcome, ours.nonEmpty)
   }
 
-  AsOfDifferentialSuite.alternated(Tier.sample(AsOfDifferentialSuite.cases, 40, full = Tier.third(AsOfDifferentialSuite.cases.size))).zipWithIndex.foreach { case (c, i) =>
+  cases.zipWithIndex.foreach { case ((c, settings), i) =>
     test(s"$i: $c") {
-      val (stock, stockOurs) = run(c, enabled = false)
-      val (ours, planned) = run(c, enabled = true)
+      val (stock, stockOurs) = run(c, settings, enabled = false)
+      val (ours, planned) = run(c, settings, enabled = true)
       val problems = Seq(
         OptionWhen(stockOurs)("rangejoin off but used"),
         OptionWhen(planned != c.expectOurs)(s"expected ${if (c.expectOurs) "a" else "no"} PiecewiseMergeAsOfJoin"),

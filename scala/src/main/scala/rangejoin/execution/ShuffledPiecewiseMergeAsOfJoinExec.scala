@@ -1,0 +1,73 @@
+package rangejoin.execution
+
+import java.util.concurrent.TimeUnit.NANOSECONDS
+
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.SortOrder
+import org.apache.spark.sql.catalyst.plans.JoinType
+import org.apache.spark.sql.catalyst.plans.physical.{ClusteredDistribution, Distribution, Partitioning}
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
+
+import rangejoin.condition.AsOfMatch
+
+/**
+ * An as-of join with equality keys whose right side is too large to broadcast: Spark shuffles
+ * both sides by the keys, and each task sorts its partition of the right rows by (keys, time)
+ * into the per-key index, then finds each of its left rows' match by one binary search in the
+ * row's key segment, as the broadcast placement does ([[PiecewiseMergeAsOfJoinExec]]). Every
+ * right row a left row can match has its keys, so it is in the left row's partition.
+ * {{{
+ *   Exchange hashpartitioning(keys)  --\
+ *                                       ShuffledPiecewiseMergeAsOfJoin: per partition,
+ *   Exchange hashpartitioning(keys)  --/    buffer = sort(right rows by (keys, time))
+ *                                           each left row: its key's segment, one search in it
+ * }}}
+ * Where Spark's `SortMergeAsOfJoin` sorts both sides and scans a key's right rows for each left
+ * row, this sorts the right side only and searches: O(M log M + N log M) per task. The task
+ * holds its right partition in memory, as a shuffled hash join holds its build side; the planner
+ * takes it only where the right side's estimated size per shuffle partition fits
+ * [[rangejoin.RangeJoinConf.ShuffleMaxPartitionSize]].
+ */
+private[rangejoin] case class ShuffledPiecewiseMergeAsOfJoinExec(
+    asOf: AsOfMatch,
+    joinType: JoinType,
+    left: SparkPlan,
+    right: SparkPlan) extends PiecewiseMergeAsOfJoinLike {
+
+  require(asOf.leftKeys.nonEmpty, s"$nodeName needs equality keys to shuffle by")
+
+  override lazy val metrics: Map[String, SQLMetric] = Map(
+    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
+    "buildTime" -> SQLMetrics.createTimingMetric(sparkContext, "time to sort the right partitions"),
+    "bufferedRows" -> SQLMetrics.createMetric(sparkContext, "buffered rows"))
+
+  override def requiredChildDistribution: Seq[Distribution] =
+    ClusteredDistribution(asOf.leftKeys) :: ClusteredDistribution(asOf.rightKeys) :: Nil
+
+  // Each task's output is its partition of the left rows, in their order.
+  override def outputPartitioning: Partitioning = left.outputPartitioning
+
+  override def outputOrdering: Seq[SortOrder] = left.outputOrdering
+
+  protected override def doExecute(): RDD[InternalRow] = {
+    val mode = bufferedMode
+    val join = joinTask
+    val (buildTime, bufferedRows) = (longMetric("buildTime"), longMetric("bufferedRows"))
+    left.execute().zipPartitions(right.execute()) { (leftRows, rightRows) =>
+      val start = System.nanoTime()
+      // Shuffled rows are read into reused buffers: each is copied to be kept.
+      val buffer = mode.transform(rightRows.map(_.copy()).toArray)
+      buildTime += NANOSECONDS.toMillis(System.nanoTime() - start)
+      bufferedRows += buffer.numRows
+      join(leftRows, buffer)
+    }
+  }
+
+  override protected def placement: String = "each shuffle partition, by the equality keys"
+
+  override protected def withNewChildrenInternal(
+      newLeft: SparkPlan, newRight: SparkPlan): ShuffledPiecewiseMergeAsOfJoinExec =
+    copy(left = newLeft, right = newRight)
+}
