@@ -108,7 +108,8 @@ FAST_SUITES := rangejoin.condition.* rangejoin.bins.* rangejoin.execution.* rang
   rangejoin.differential.PlainDifferentialSuite rangejoin.differential.BandDifferentialSuite \
   rangejoin.differential.KeyedDifferentialSuite rangejoin.differential.KeyedShuffledDifferentialSuite \
   rangejoin.differential.KeyedExistenceDifferentialSuite rangejoin.differential.BinnedDifferentialSuite \
-  rangejoin.differential.FileScanDifferentialSuite rangejoin.differential.AsOfDifferentialSuite
+  rangejoin.differential.FileScanDifferentialSuite rangejoin.differential.AsOfDifferentialSuite \
+  rangejoin.differential.ShuffledAsOfDifferentialSuite
 
 test-fast: scala-test-fast
 	$(MAKE) --no-print-directory py-test-fast

@@ -87,6 +87,31 @@ def test_sql_asof_join_matches_stock(spark, condition):
     assert canonical_rows(rows) == canonical_rows(stock_rows)
 
 
+def test_keyed_asof_join_with_no_side_to_broadcast_is_shuffled(spark):
+    """Nothing broadcast: the keyed join searches each shuffle partition's quotes; stock's rows."""
+    previous = {key: spark.conf.get(key, None)
+                for key in ("spark.sql.autoBroadcastJoinThreshold", rangejoin.BROADCAST_THRESHOLD)}
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    spark.conf.set(rangejoin.BROADCAST_THRESHOLD, "-1")
+    try:
+        def query():
+            trades, quotes = tables(spark)
+            return rangejoin.asof_join(trades, quotes, on="ts", by="sym", direction="nearest")
+
+        rows, plan = collect(spark, query, enabled=True)
+        stock_rows, stock_plan = collect(spark, query, enabled=False)
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+    assert "ShuffledPiecewiseMergeAsOfJoin" in plan, plan
+    assert OPERATOR not in stock_plan, stock_plan
+    assert canonical_rows(rows) == canonical_rows(stock_rows)
+    assert len(rows) == 7
+
+
 def test_unmatched_rows_of_non_nullable_columns(spark):
     # VALUES columns without NULLs are non-nullable: a left join pads them with NULLs all the same.
     def query():

@@ -116,8 +116,10 @@ abstract class DistributedDifferentialSuite extends AnyFunSuite with ClusterDiff
 
   override protected def summary: Option[String] = Some(runner.summary(getClass.getSimpleName))
 
+  // The full tier a seeded third: each case here costs several of the local suites' (tasks and
+  // broadcasts crossing JVMs), and the local suites run the same families.
   protected def check(label: String, cases: Seq[DifferentialCase], conf: (String, String)*): Unit =
-    Tier.sample(cases, full = Tier.half(cases.size)).foreach { c => test(s"$label: $c")(runner.check(c, conf)) }
+    Tier.sample(cases, full = Tier.third(cases.size)).foreach { c => test(s"$label: $c")(runner.check(c, conf)) }
 
   /** Every other case with adaptive execution on, the rest with it off; `label` tells apart several calls. */
   protected def checkAqeOnAndOff(cases: Seq[DifferentialCase], conf: (String, String)*): Unit =
