@@ -87,8 +87,11 @@ def test_sql_asof_join_matches_stock(spark, condition):
     assert canonical_rows(rows) == canonical_rows(stock_rows)
 
 
-def test_keyed_asof_join_with_no_side_to_broadcast_is_shuffled(spark):
-    """Nothing broadcast: the keyed join searches each shuffle partition's quotes; stock's rows."""
+@pytest.mark.parametrize("by, operator", [("sym", "ShuffledPiecewiseMergeAsOfJoin"),
+                                          (None, "TimeRangedPiecewiseMergeAsOfJoin")])
+def test_asof_join_with_no_side_to_broadcast_is_shuffled(spark, by, operator):
+    """Nothing broadcast: a keyed join searches each shuffle partition's quotes, one without keys
+    each range of time's; stock's rows."""
     previous = {key: spark.conf.get(key, None)
                 for key in ("spark.sql.autoBroadcastJoinThreshold", rangejoin.BROADCAST_THRESHOLD)}
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
@@ -96,7 +99,7 @@ def test_keyed_asof_join_with_no_side_to_broadcast_is_shuffled(spark):
     try:
         def query():
             trades, quotes = tables(spark)
-            return rangejoin.asof_join(trades, quotes, on="ts", by="sym", direction="nearest")
+            return rangejoin.asof_join(trades, quotes, on="ts", by=by, direction="nearest")
 
         rows, plan = collect(spark, query, enabled=True)
         stock_rows, stock_plan = collect(spark, query, enabled=False)
@@ -106,7 +109,7 @@ def test_keyed_asof_join_with_no_side_to_broadcast_is_shuffled(spark):
                 spark.conf.unset(key)
             else:
                 spark.conf.set(key, value)
-    assert "ShuffledPiecewiseMergeAsOfJoin" in plan, plan
+    assert operator in plan, plan
     assert OPERATOR not in stock_plan, stock_plan
     assert canonical_rows(rows) == canonical_rows(stock_rows)
     assert len(rows) == 7

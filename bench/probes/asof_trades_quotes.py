@@ -5,10 +5,14 @@ DuckDB's ASOF JOIN, on the same rows. Quote times are unique, so every engine's 
 determined; each run checks (matched trades, sum of matched bids) against DuckDB's.
 
     .venv/bin/python -m bench.probes.asof_trades_quotes [--trades 1000000] [--quotes 100000] [--runs 3]
-        [--no-broadcast]
+        [--no-broadcast] [--no-key]
 
 With --no-broadcast neither engine broadcasts a side: rangejoin buffers the quotes per shuffle
 partition by symbol (ShuffledPiecewiseMergeAsOfJoin), stock Spark runs SortMergeAsOfJoin as before.
+With --no-key the join has no symbol key (each trade's latest quote of any symbol); with
+--no-broadcast too, rangejoin splits both sides into ranges of time
+(TimeRangedPiecewiseMergeAsOfJoin) and stock Spark's sort-merge operator runs in one task, so
+stock runs only at the smaller size.
 """
 
 import argparse
@@ -33,10 +37,14 @@ def quotes_sql(m: int, n: int) -> str:
             f"FROM range({m}) AS r(id)")
 
 
-ASOF_SQL = ("SELECT count(q.bid) AS matched, sum(q.bid) AS bids FROM trades t LEFT ASOF JOIN quotes q "
-            "MATCH_CONDITION (t.ts >= q.ts) ON t.sym = q.sym")
-DUCKDB_SQL = ("SELECT count(q.bid) AS matched, sum(q.bid) AS bids FROM trades t ASOF LEFT JOIN quotes q "
-              "ON t.sym = q.sym AND t.ts >= q.ts")
+def asof_sql(keyed: bool) -> str:
+    return ("SELECT count(q.bid) AS matched, sum(q.bid) AS bids FROM trades t LEFT ASOF JOIN quotes q "
+            "MATCH_CONDITION (t.ts >= q.ts)" + (" ON t.sym = q.sym" if keyed else ""))
+
+
+def duckdb_sql(keyed: bool) -> str:
+    return ("SELECT count(q.bid) AS matched, sum(q.bid) AS bids FROM trades t ASOF LEFT JOIN quotes q "
+            "ON " + ("t.sym = q.sym AND " if keyed else "") + "t.ts >= q.ts")
 
 
 def best_of(runs: int, run):
@@ -58,13 +66,14 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-broadcast", action="store_true",
                         help="neither engine broadcasts a side (both thresholds -1)")
+    parser.add_argument("--no-key", action="store_true", help="no symbol key: the latest quote of any symbol")
     args = parser.parse_args()
 
     def duck(n, m):
         con = duckdb.connect()
         con.execute(f"CREATE TABLE trades AS {trades_sql(n)}")
         con.execute(f"CREATE TABLE quotes AS {quotes_sql(m, n)}")
-        return best_of(args.runs, lambda: tuple(int(v or 0) for v in con.execute(DUCKDB_SQL).fetchone()))
+        return best_of(args.runs, lambda: tuple(int(v or 0) for v in con.execute(duckdb_sql(not args.no_key)).fetchone()))
 
     with local_spark("asof-trades-quotes", conf=SPARK_CONF) as spark:
         rangejoin.asof_sql(spark)
@@ -79,11 +88,11 @@ def main() -> None:
             spark.sql("CACHE TABLE quotes")
 
         def sql_run():
-            row = spark.sql(ASOF_SQL).collect()[0]
+            row = spark.sql(asof_sql(not args.no_key)).collect()[0]
             return int(row.matched), int(row.bids or 0)
 
         def dataframe_run():
-            joined = rangejoin.asof_join(spark.table("trades"), spark.table("quotes"), on="ts", by="sym")
+            joined = rangejoin.asof_join(spark.table("trades"), spark.table("quotes"), on="ts", by=None if args.no_key else "sym")
             row = joined.selectExpr("count(bid) AS matched", "sum(bid) AS bids").collect()[0]
             return int(row.matched), int(row.bids or 0)
 
@@ -93,10 +102,14 @@ def main() -> None:
             return best_of(args.runs, run)
 
         print(f"{'path':<34} {'trades':>9} {'quotes':>8} {'seconds':>8}  answer", flush=True)
-        for n, m, paths in [(args.trades, args.quotes, [("SQL ASOF JOIN", sql_run, ("true", "false")),
+        # Without a key or a side to broadcast, stock's SQL operator runs in one task: only small.
+        one_task = args.no_key and args.no_broadcast
+        large_sql = ("true",) if one_task else ("true", "false")
+        small = [("SQL ASOF JOIN", sql_run, ("true", "false"))] if one_task else []
+        for n, m, paths in [(args.trades, args.quotes, [("SQL ASOF JOIN", sql_run, large_sql),
                                                         ("DataFrame _joinAsOf", dataframe_run, ("true",))]),
                             (args.stock_trades, args.stock_quotes,
-                             [("DataFrame _joinAsOf", dataframe_run, ("true", "false"))])]:
+                             small + [("DataFrame _joinAsOf", dataframe_run, ("true", "false"))])]:
             views(n, m)
             expected = duck(n, m)
             print(f"{'DuckDB ASOF JOIN':<34} {n:>9,} {m:>8,} {expected[0]:>8.3f}  {expected[1]}", flush=True)

@@ -57,6 +57,9 @@ private[rangejoin] final case class AsOfMatch(
     distance: Expression,
     pick: AsOfPick) {
 
+  /** SQL's backward match takes the last candidate in time order, never reading a distance. */
+  def decidedByTime: Boolean = pick == AsOfPick.SortMergeScan && direction == AsOfDirection.Backward
+
   override def toString: String = {
     val op = (direction, inclusive) match {
       case (AsOfDirection.Backward, true) => ">="

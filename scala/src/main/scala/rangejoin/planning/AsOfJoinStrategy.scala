@@ -10,7 +10,7 @@ import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
 import rangejoin.condition.AsOfPick
-import rangejoin.execution.{PiecewiseMergeAsOfJoinExec, ShuffledPiecewiseMergeAsOfJoinExec}
+import rangejoin.execution.{PiecewiseMergeAsOfJoinExec, ShuffledPiecewiseMergeAsOfJoinExec, TimeRangedPiecewiseMergeAsOfJoinExec}
 import rangejoin.shims.{AsOfShims, SessionShims}
 
 /**
@@ -20,9 +20,10 @@ import rangejoin.shims.{AsOfShims, SessionShims}
  *    rangejoin have been switched off since the query was analyzed, as Spark would have planned
  *    it: `RewriteAsOfJoin` and the optimizer, then Spark's planner;
  *  - SQL's `ASOF JOIN` (Spark's `AsOfJoin` marked for its sort-merge operator) when its shape
- *    reads ([[AsOfShape]]) and its right side can be broadcast by its size, or, with equality
- *    keys, buffered per shuffle partition ([[ShuffledPiecewiseMergeAsOfJoinExec]]): with the
- *    sort-merge operator's rules; otherwise Nil: Spark plans it.
+ *    reads ([[AsOfShape]]) and its right side can be broadcast by its size, or buffered per
+ *    shuffle partition: by the equality keys ([[ShuffledPiecewiseMergeAsOfJoinExec]]) or, with
+ *    none, by ranges of time ([[TimeRangedPiecewiseMergeAsOfJoinExec]]); with the sort-merge
+ *    operator's rules; otherwise Nil: Spark plans it.
  * Planning never fails a query: an error while deciding leaves the join to Spark.
  */
 private[rangejoin] final case class AsOfJoinStrategy(session: SparkSession) extends SparkStrategy {
@@ -33,7 +34,7 @@ private[rangejoin] final case class AsOfJoinStrategy(session: SparkSession) exte
         AsOfPick.MinBy, j.shuffled) else None
       ours.map(Seq(_)).getOrElse(Seq(planLater(stockRewrite(j.asSpark))))
     case j: AsOfJoin if AsOfShims.isSqlAsOf(j) && enabled && j.resolved =>
-      placement(j.right, j.condition.nonEmpty, conf).toSeq.flatMap { shuffled =>
+      placement(j.right, conf).toSeq.flatMap { shuffled =>
         attempt(j.left, j.right, j.asOfCondition, j.condition, j.joinType, j.orderExpression,
           AsOfPick.SortMergeScan, shuffled)
       }
@@ -56,8 +57,10 @@ private[rangejoin] final case class AsOfJoinStrategy(session: SparkSession) exte
       pick: AsOfPick,
       shuffled: Boolean): Option[SparkPlan] = try {
     AsOfShape(left, right, asOfCondition, condition, joinType, distance, pick).toOption.collect {
-      case m if shuffled && m.leftKeys.nonEmpty => ShuffledPiecewiseMergeAsOfJoinExec(m, joinType, planLater(left), planLater(right))
       case m if !shuffled => PiecewiseMergeAsOfJoinExec(m, joinType, planLater(left), planLater(right)).planned
+      case m if m.leftKeys.nonEmpty => ShuffledPiecewiseMergeAsOfJoinExec(m, joinType, planLater(left), planLater(right))
+      case m => TimeRangedPiecewiseMergeAsOfJoinExec(m, joinType, timeRanges(left, right), planLater(left),
+        planLater(right))
     }
   } catch {
     case NonFatal(_) => None
@@ -65,16 +68,29 @@ private[rangejoin] final case class AsOfJoinStrategy(session: SparkSession) exte
 
   /**
    * Where an as-of join's right side is buffered, planned by its estimated size: Some(false),
-   * broadcast ([[BufferedSide.fits]]); Some(true), per shuffle partition by the equality keys,
-   * where there are keys and the right side's share of a partition fits
-   * ([[BufferedSide.fitsShufflePartition]]); None, nowhere: Spark's plan stays.
+   * broadcast ([[BufferedSide.fits]]); Some(true), per shuffle partition, where the right side's
+   * share of a partition fits ([[BufferedSide.fitsShufflePartition]]): by the equality keys, or
+   * without keys by ranges of time; None, nowhere: Spark's plan stays.
    */
-  private def placement(right: LogicalPlan, keyed: Boolean, conf: SQLConf): Option[Boolean] = try {
+  private def placement(right: LogicalPlan, conf: SQLConf): Option[Boolean] = try {
     if (BufferedSide.fits(right, conf)) Some(false)
-    else if (keyed && BufferedSide.fitsShufflePartition(right, conf, "the right side").isRight) Some(true)
+    else if (BufferedSide.fitsShufflePartition(right, conf, "the right side").isRight) Some(true)
     else None
   } catch {
     case NonFatal(_) => None
+  }
+
+  /**
+   * How many ranges of time a join with no keys is split into, from both sides' estimated size, as
+   * adaptive execution coalesces Spark's own shuffle partitions: about one per advisory partition
+   * size, at least one per core where each gets a megabyte, at most `spark.sql.shuffle.partitions`.
+   */
+  private def timeRanges(left: LogicalPlan, right: LogicalPlan): Int = {
+    val bytes = left.stats.sizeInBytes + right.stats.sizeInBytes
+    def per(size: Long): BigInt = (bytes + size - 1) / size
+    val bySize = per(conf.getConf(SQLConf.ADVISORY_PARTITION_SIZE_IN_BYTES))
+    val byCores = per(1L << 20).min(session.sparkContext.defaultParallelism)
+    bySize.max(byCores).min(conf.numShufflePartitions).max(1).toInt
   }
 
   /** Spark's own plan of a DataFrame as-of join: its rewrite, optimized as the query's would be. */

@@ -19,7 +19,8 @@ import rangejoin.shims.AsOfShims
  * fields, so the optimizer still rewrites and prunes through them: its children's columns are
  * pruned to what its expressions and its parents read (its output is derived from theirs, as a
  * Join's), and filters above it stay above it (it is no Join to push them through).
- * `shuffled`: its right side is buffered per shuffle partition by the equality keys, not broadcast.
+ * `shuffled`: its right side is buffered per shuffle partition (by the equality keys, or by ranges
+ * of time without keys), not broadcast.
  */
 private[rangejoin] case class RangeAsOfJoin(
     left: LogicalPlan,
@@ -57,8 +58,8 @@ private[rangejoin] case class RangeAsOfJoin(
  * passes Spark's own check (a constant, not negative: otherwise CheckAnalysis reports it), its
  * shape is one rangejoin runs ([[AsOfShape]]) and its right side can be broadcast: by its size
  * ([[BufferedSide.fits]], as for every range join, on the analyzed plan's estimate) or a
- * `broadcast(right)` hint (a DataFrame made from local Python data has no size); or, with
- * equality keys, buffered per shuffle partition ([[BufferedSide.fitsShufflePartition]]). Otherwise,
+ * `broadcast(right)` hint (a DataFrame made from local Python data has no size); or buffered
+ * per shuffle partition ([[BufferedSide.fitsShufflePartition]]). Otherwise,
  * and for SQL's `ASOF JOIN` (planned by Spark's sort-merge operator, or by [[AsOfJoinStrategy]]),
  * the plan is left as it is. It never fails a query: an error while deciding keeps Spark's plan.
  */
@@ -79,7 +80,7 @@ private[rangejoin] object AsOfJoinRule extends Rule[LogicalPlan] {
 
   /**
    * Whether rangejoin takes the join, and where it buffers the right side: Some(false), broadcast;
-   * Some(true), per shuffle partition by the equality keys; None, not at all.
+   * Some(true), per shuffle partition (by the equality keys, or by ranges of time); None, not at all.
    */
   private def placement(j: AsOfJoin): Option[Boolean] = try {
     val conf = SQLConf.get
@@ -88,8 +89,7 @@ private[rangejoin] object AsOfJoinRule extends Rule[LogicalPlan] {
       j.toleranceAssertion.forall(t => t.foldable && t.eval() == true) && shape.isRight
     if (!taken) None
     else if (BufferedSide.fits(j.right, conf) || broadcastHinted(j.right)) Some(false)
-    else if (shape.exists(_.leftKeys.nonEmpty) &&
-      BufferedSide.fitsShufflePartition(j.right, conf, "the right side").isRight) Some(true)
+    else if (BufferedSide.fitsShufflePartition(j.right, conf, "the right side").isRight) Some(true)
     else None
   } catch {
     case NonFatal(_) => None

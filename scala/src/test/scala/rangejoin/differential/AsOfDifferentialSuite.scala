@@ -15,7 +15,8 @@ import org.apache.spark.sql.rangejoin.AsOfJoins
 import org.apache.spark.sql.types._
 
 import rangejoin.{OptionWhen, RangeJoinConf, TestAsOfShims, TestShims}
-import rangejoin.execution.{PiecewiseMergeAsOfJoinLike, ShuffledPiecewiseMergeAsOfJoinExec}
+import rangejoin.execution.{PiecewiseMergeAsOfJoinExec, PiecewiseMergeAsOfJoinLike, ShuffledPiecewiseMergeAsOfJoinExec,
+  TimeRangedPiecewiseMergeAsOfJoinExec}
 
 /**
  * One pair of tables of the as-of family: left (id, k, t), right (rid, rk, rt, v), `t` and `rt`
@@ -198,6 +199,23 @@ object AsOfDifferentialSuite {
     Seq(Row(100, -0.0, 0.0, "z"), Row(101, 0.0, Double.NaN, "n"), Row(102, Double.NaN, 2.0, "t"),
       Row(103, 0.0, -1.0, "m")), uniqueRight = true, "CAST(1 AS DOUBLE)")
 
+  /**
+   * Enough rows over a wide span of int times (a few ties, NULLs) that a join with no keys split
+   * into ranges of time has several, each needing rows carried in from the others.
+   */
+  val spread: AsOfData = {
+    val random = new Random(42)
+    def time(): Any = if (random.nextDouble() < 0.05) null else random.nextInt(20000)
+    AsOfData("int spread", IntegerType, StringType,
+      (0 until 2000).map(i => Row(i, "a", time())), (0 until 300).map(i => Row(100 + i, "a", time(), s"v$i")),
+      uniqueRight = false, "40")
+  }
+
+  /** Cases of [[spread]] without keys: every direction and both paths. */
+  def spreadCases: Seq[AsOfCase] =
+    dataFrameCases(spread, expectOurs = true, keyedToo = false).filter(c => c.exact != c.inner) ++
+      sqlCases(spread, expectOurs = true).filter(c => !c.keyed && !c.flipped && c.exact != c.inner)
+
   private val directions = Seq("backward", "forward", "nearest")
 
   private def dataFrameCases(d: AsOfData, expectOurs: Boolean, keyedToo: Boolean = true): Seq[AsOfCase] = for {
@@ -218,12 +236,13 @@ object AsOfDifferentialSuite {
   } yield AsOfCase(sqlPath = true, d, direction, exact, inner, tolerance = false, keyed, flipped, ansi = true, expectOurs)
 
   /**
-   * A case with no side small enough to broadcast: rangejoin buffers a keyed join's right side
-   * per shuffle partition, and leaves an unkeyed one to Spark.
+   * A case with no side small enough to broadcast: rangejoin buffers the right side per shuffle
+   * partition, by the keys or, with none, by ranges of time: as many as there are shuffle
+   * partitions, however small the sides (an advisory partition size of a few bytes).
    */
   def shuffled(c: AsOfCase): (AsOfCase, Seq[(String, String)]) =
-    (c.copy(expectOurs = c.expectOurs && c.keyed),
-      Seq(SQLConf.AUTO_BROADCASTJOIN_THRESHOLD.key -> "-1", RangeJoinConf.BroadcastThreshold -> "-1"))
+    (c, Seq(SQLConf.AUTO_BROADCASTJOIN_THRESHOLD.key -> "-1", RangeJoinConf.BroadcastThreshold -> "-1",
+      SQLConf.ADVISORY_PARTITION_SIZE_IN_BYTES.key -> "16"))
 
   /** ANSI on for every other case. */
   def alternated(cases: Seq[AsOfCase]): Seq[AsOfCase] =
@@ -260,17 +279,40 @@ class AsOfDifferentialSuite extends AsOfDifferential with LocalDifferentialSessi
 }
 
 /**
- * The keyed cases with no side small enough to broadcast: rangejoin buffers the right side per
- * shuffle partition by the keys (ShuffledPiecewiseMergeAsOfJoin), and leaves the unkeyed ones,
- * which it cannot shuffle, to Spark.
+ * The cases with no side small enough to broadcast: rangejoin buffers the right side per shuffle
+ * partition, by the keys (ShuffledPiecewiseMergeAsOfJoin) or, with none, by ranges of time
+ * (TimeRangedPiecewiseMergeAsOfJoin).
  */
 class ShuffledAsOfDifferentialSuite extends AsOfDifferential with LocalDifferentialSession {
   override protected def summary: String = counts
 
   override protected def cases: Seq[(AsOfCase, Seq[(String, String)])] = {
     val (keyed, unkeyed) = AsOfDifferentialSuite.cases.partition(_.keyed)
-    AsOfDifferentialSuite.alternated(Tier.sample(keyed, 12, full = 40) ++ Tier.sample(unkeyed, 4, full = 8))
-      .map(AsOfDifferentialSuite.shuffled)
+    AsOfDifferentialSuite.alternated(Tier.sample(keyed, 10, full = 30) ++ Tier.sample(unkeyed, 10, full = 30))
+      .map(AsOfDifferentialSuite.shuffled) ++
+      // Distances past an int across the span: one range, as Spark's operator would run it.
+      AsOfDifferentialSuite.alternated(Tier.sample(unkeyed.filter(_.data == AsOfDifferentialSuite.overflow), 6))
+        .map(AsOfDifferentialSuite.shuffled) ++
+      Tier.sample(AsOfDifferentialSuite.spreadCases, 4).map(AsOfDifferentialSuite.shuffled).map { case (c, s) =>
+        (c, s :+ (SQLConf.SHUFFLE_PARTITIONS.key -> "16"))
+      }
+  }
+
+  test("without keys: many ranges of time, each searching its right rows and the ones carried in") {
+    val c = AsOfDifferentialSuite.spreadCases.find(c => c.sqlPath && c.direction == "backward").getOrElse(
+      AsOfDifferentialSuite.spreadCases.head)
+    val (_, settings) = AsOfDifferentialSuite.shuffled(c)
+    Differential.withConf(spark, settings ++ Seq(SQLConf.SHUFFLE_PARTITIONS.key -> "16",
+        "spark.sql.analyzer.singlePassResolver.dualRunWithLegacy" -> "false",
+        "spark.sql.join.asofJoin.enabled" -> "true")) {
+      val df = c.build(spark)
+      df.collect()
+      val Seq(join) = collect(df.queryExecution.executedPlan) { case j: TimeRangedPiecewiseMergeAsOfJoinExec => j }
+      val rightTimes = c.data.right.count(!_.isNullAt(2))
+      assert(join.metrics("numRanges").value > 8, join.metrics("numRanges"))
+      // Each range's own right rows, and the latest row of the ranges before it, but the first's.
+      assert(join.metrics("bufferedRows").value == rightTimes + join.metrics("numRanges").value - 1)
+    }
   }
 }
 
@@ -317,10 +359,13 @@ abstract class AsOfDifferential extends SparkFunSuite with AdaptiveSparkPlanHelp
       "spark.sql.join.asofJoin.enabled" -> "true") ++ settings) {
     val df = c.build(spark)
     val ours = df.queryExecution.sparkPlan.collectFirst { case j: PiecewiseMergeAsOfJoinLike => j }
-    // With no side to broadcast, a keyed join is buffered per shuffle partition.
-    val shuffled = settings.contains(RangeJoinConf.BroadcastThreshold -> "-1")
-    assert(ours.forall(_.isInstanceOf[ShuffledPiecewiseMergeAsOfJoinExec] == shuffled),
-      s"planned elsewhere than expected:\n${df.queryExecution.sparkPlan}")
+    // With no side to broadcast, the right side is buffered per shuffle partition: by the keys,
+    // or by ranges of time.
+    val expected: PiecewiseMergeAsOfJoinLike => Boolean =
+      if (!settings.contains(RangeJoinConf.BroadcastThreshold -> "-1")) _.isInstanceOf[PiecewiseMergeAsOfJoinExec]
+      else if (c.keyed) _.isInstanceOf[ShuffledPiecewiseMergeAsOfJoinExec]
+      else _.isInstanceOf[TimeRangedPiecewiseMergeAsOfJoinExec]
+    assert(ours.forall(expected), s"planned elsewhere than expected:\n${df.queryExecution.sparkPlan}")
     val outcome = Try(df.collect().toSeq) match {
       case Success(rows) => Rows(rows.map(c.render).sorted)
       case Failure(e) => Raised(AsOfDifferentialSuite.conditions(e).mkString(" "), e.getMessage)

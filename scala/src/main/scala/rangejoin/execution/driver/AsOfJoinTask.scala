@@ -98,8 +98,7 @@ private[rangejoin] final class AsOfJoinTask(
     if (decidedByTime || exact(l)) search.best else evaluated(row, l)
   }
 
-  /** SQL's backward match takes the last candidate in time order, never reading a distance. */
-  private[this] val decidedByTime = m.pick == AsOfPick.SortMergeScan && m.direction == AsOfDirection.Backward
+  private[this] val decidedByTime = m.decidedByTime
 
   /** Whether Spark's distance is exact for every candidate: checked on the farthest one or two. */
   private def exact(l: Long): Boolean = m.direction match {
