@@ -41,6 +41,11 @@ for _shape in ("returns above store average", "discount above item average", "pr
                "inventory short, per item and week", "inventory short, per item",
                "inventory short, too large to broadcast"):
     RATIO_TARGETS[f"W13 {_shape}"] = [("stock/rangejoin", ">=", 1)]
+# W14 (issue 26): as-of joins, keyed SQL at least 3x stock's sort-merge operator, with no key at
+# least 5x; both within 2x of DuckDB's ASOF JOIN.
+RATIO_TARGETS["W14 ASOF JOIN"] = [("stock/rangejoin", ">=", 3), ("rangejoin/DuckDB", "<=", 2)]
+RATIO_TARGETS["W14 ASOF JOIN, no key, nothing broadcast"] = [("stock/rangejoin", ">=", 5),
+                                                             ("rangejoin/DuckDB", "<=", 2)]
 
 
 def queries(results):

@@ -562,7 +562,16 @@ def workloads() -> List[Workload]:
                    duckdb_sql="SELECT count(q.bid) AS n, sum(q.bid) AS bids FROM tr t ASOF LEFT JOIN qu q "
                               "ON t.sym = q.sym AND t.ts >= q.ts",
                    plan_marker="PiecewiseMergeAsOfJoin",
-                   spark_conf={"spark.sql.join.asofJoin.enabled": "true"})],
+                   spark_conf={"spark.sql.join.asofJoin.enabled": "true"}),
+             # No key and nothing broadcast: stock's sort-merge operator runs in one task,
+             # rangejoin shuffles both sides by ranges of time.
+             Query("W14 ASOF JOIN, no key, nothing broadcast",
+                   "SELECT count(q.bid) AS n, sum(q.bid) AS bids FROM tr t LEFT ASOF JOIN qu q "
+                   "MATCH_CONDITION (t.ts >= q.ts)", streamed="tr",
+                   duckdb_sql="SELECT count(q.bid) AS n, sum(q.bid) AS bids FROM tr t ASOF LEFT JOIN qu q "
+                              "ON t.ts >= q.ts",
+                   plan_marker="TimeRangedPiecewiseMergeAsOfJoin",
+                   spark_conf={"spark.sql.join.asofJoin.enabled": "true", **NO_BROADCAST})],
             floor_what="both inputs scanned with a cheap filter, the columns the query reads: "
                        "`SELECT count(*), sum(v) FROM (SELECT id AS v FROM tr WHERE (ts + sym) % 2 = 0 "
                        "UNION ALL SELECT id AS v FROM qu WHERE (ts + bid + sym) % 2 = 0)`",

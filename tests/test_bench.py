@@ -29,7 +29,7 @@ QUERIES = ["W1 inner", "W2 EXISTS", "W2 NOT EXISTS", "W2 SEMI+residual", "W3 inn
            "W13 returns above store average", "W13 discount above item average",
            "W13 price above category average", "W13 inventory short, per item and week",
            "W13 inventory short, per item", "W13 inventory short, too large to broadcast",
-           "W14 ASOF JOIN"]
+           "W14 ASOF JOIN", "W14 ASOF JOIN, no key, nothing broadcast"]
 
 
 @pytest.mark.slow
