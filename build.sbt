@@ -15,11 +15,12 @@ val sparkTestJarsVersion = sparkLine.testJars
 
 /**
  * The suites the second forked test JVM runs (see `Test / testGrouping`), chosen so that both
- * take about as long in the tier being run: the fast tier's (RANGEJOIN_TESTS=fast, every line in
- * `make test`) are a handful of sampled families, the full tier's the costliest suites.
+ * take about as long in the tier being run: the fast and smoke tiers' (RANGEJOIN_TESTS=fast or
+ * smoke, the other lines in `make test`) are a handful of sampled families, the full tier's the
+ * costliest suites.
  */
 def secondTestGroup(suite: String): Boolean =
-  (if (sys.env.get("RANGEJOIN_TESTS").contains("fast")) Set(
+  (if (sys.env.get("RANGEJOIN_TESTS").exists(Set("fast", "smoke"))) Set(
     "rangejoin.differential.FileScanDifferentialSuite",
     "rangejoin.differential.KeyedExistenceDifferentialSuite",
     "rangejoin.differential.AsOfDifferentialSuite",
@@ -181,7 +182,7 @@ lazy val root = (project in file("."))
       "-Xmx4g", "-XX:+UseParallelGC",
       "-Dspark.testing=true",
       // The test tier (rangejoin.differential.Tier): RANGEJOIN_TESTS=fast samples each differential
-      // family, full (the default) the costliest ones, all runs every case.
+      // family (smoke: a third as many), full (the default) the costliest ones, all runs every case.
       s"-Drangejoin.tests=${sys.env.getOrElse("RANGEJOIN_TESTS", "full")}",
       s"-Dspark.test.home=${pysparkHome.value}"),
     // local-cluster masters start executor JVMs from SPARK_HOME's jars.

@@ -275,7 +275,8 @@ class AsOfDifferentialSuite extends AsOfDifferential with LocalDifferentialSessi
   override protected def summary: String = counts
 
   override protected def cases: Seq[(AsOfCase, Seq[(String, String)])] = AsOfDifferentialSuite.alternated(
-    Tier.sample(AsOfDifferentialSuite.cases, 40, full = Tier.third(AsOfDifferentialSuite.cases.size))).map((_, Nil))
+    Tier.sample(AsOfDifferentialSuite.cases, 40, full = Tier.third(AsOfDifferentialSuite.cases.size) / 2))
+      .map((_, Nil))
 }
 
 /**
@@ -288,12 +289,12 @@ class ShuffledAsOfDifferentialSuite extends AsOfDifferential with LocalDifferent
 
   override protected def cases: Seq[(AsOfCase, Seq[(String, String)])] = {
     val (keyed, unkeyed) = AsOfDifferentialSuite.cases.partition(_.keyed)
-    AsOfDifferentialSuite.alternated(Tier.sample(keyed, 10, full = 30) ++ Tier.sample(unkeyed, 10, full = 30))
+    AsOfDifferentialSuite.alternated(Tier.sample(keyed, 6, full = 24) ++ Tier.sample(unkeyed, 6, full = 24))
       .map(AsOfDifferentialSuite.shuffled) ++
       // Distances past an int across the span: one range, as Spark's operator would run it.
-      AsOfDifferentialSuite.alternated(Tier.sample(unkeyed.filter(_.data == AsOfDifferentialSuite.overflow), 6))
+      AsOfDifferentialSuite.alternated(Tier.sample(unkeyed.filter(_.data == AsOfDifferentialSuite.overflow), 4, full = 6))
         .map(AsOfDifferentialSuite.shuffled) ++
-      Tier.sample(AsOfDifferentialSuite.spreadCases, 4).map(AsOfDifferentialSuite.shuffled).map { case (c, s) =>
+      Tier.sample(AsOfDifferentialSuite.spreadCases, 3, full = 4).map(AsOfDifferentialSuite.shuffled).map { case (c, s) =>
         (c, s :+ (SQLConf.SHUFFLE_PARTITIONS.key -> "16"))
       }
   }
@@ -324,7 +325,7 @@ class AsOfDistributedSuite extends AsOfDifferential with ClusterDifferentialSess
   override protected def summary: Option[String] = Some(counts)
 
   override protected def cases: Seq[(AsOfCase, Seq[(String, String)])] =
-    AsOfDifferentialSuite.alternated(Tier.sample(AsOfDifferentialSuite.cases.filter(_.expectOurs), 8, full = 16))
+    AsOfDifferentialSuite.alternated(Tier.sample(AsOfDifferentialSuite.cases.filter(_.expectOurs), 8, full = 8))
       .zipWithIndex.map { case (c, i) =>
         val (expected, settings) = if (i % 2 == 0) (c, Nil) else AsOfDifferentialSuite.shuffled(c)
         (expected, settings :+ (SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> (i % 4 < 2).toString))
