@@ -59,8 +59,10 @@ private[rangejoin] final case class AsOfJoinStrategy(session: SparkSession) exte
     AsOfShape(left, right, asOfCondition, condition, joinType, distance, pick).toOption.collect {
       case m if !shuffled => PiecewiseMergeAsOfJoinExec(m, joinType, planLater(left), planLater(right)).planned
       case m if m.leftKeys.nonEmpty => ShuffledPiecewiseMergeAsOfJoinExec(m, joinType, planLater(left), planLater(right))
-      case m => TimeRangedPiecewiseMergeAsOfJoinExec(m, joinType, timeRanges(left, right), planLater(left),
-        planLater(right))
+      // The right rows carried between ranges come from an evaluation of the right side of their
+      // own: only a deterministic side gives every evaluation the same rows.
+      case m if deterministic(right) =>
+        TimeRangedPiecewiseMergeAsOfJoinExec(m, joinType, timeRanges(left, right), planLater(left), planLater(right))
     }
   } catch {
     case NonFatal(_) => None
@@ -79,6 +81,8 @@ private[rangejoin] final case class AsOfJoinStrategy(session: SparkSession) exte
   } catch {
     case NonFatal(_) => None
   }
+
+  private def deterministic(plan: LogicalPlan): Boolean = !plan.exists(_.expressions.exists(!_.deterministic))
 
   /**
    * How many ranges of time a join with no keys is split into, from both sides' estimated size, as

@@ -299,6 +299,20 @@ class ShuffledAsOfDifferentialSuite extends AsOfDifferential with LocalDifferent
       }
   }
 
+  test("without keys, a non-deterministic right side is left to Spark: its carried rows would come from another evaluation") {
+    Differential.withConf(spark, AsOfDifferentialSuite.shuffled(AsOfDifferentialSuite.spreadCases.head)._2 ++ Seq(
+        "spark.sql.analyzer.singlePassResolver.dualRunWithLegacy" -> "false", "spark.sql.join.asofJoin.enabled" -> "true")) {
+      // The DataFrame path, which every Spark line has.
+      val l = spark.range(100).selectExpr("id", "id * 10 AS t")
+      def plan(r: DataFrame) =
+        AsOfJoins.joinAsOf(l, r, l("t"), r("rt"), None, "left", null, true, "backward").queryExecution.sparkPlan
+      val r = spark.range(100).selectExpr("id AS rid", "id * 10 + 5 AS rt")
+      assert(plan(r).exists(_.isInstanceOf[TimeRangedPiecewiseMergeAsOfJoinExec]), plan(r))
+      val random = plan(r.where("rand(7) < 0.5"))
+      assert(!random.exists(_.isInstanceOf[PiecewiseMergeAsOfJoinLike]), random)
+    }
+  }
+
   test("without keys: many ranges of time, each searching its right rows and the ones carried in") {
     val c = AsOfDifferentialSuite.spreadCases.find(c => c.sqlPath && c.direction == "backward").getOrElse(
       AsOfDifferentialSuite.spreadCases.head)
