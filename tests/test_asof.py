@@ -6,7 +6,7 @@ import datetime as dt
 import pytest
 
 import rangejoin
-from helpers import canonical_rows, collect
+from helpers import canonical_rows, collect, sql_conf
 
 OPERATOR = "PiecewiseMergeAsOfJoin"
 
@@ -92,23 +92,14 @@ def test_sql_asof_join_matches_stock(spark, condition):
 def test_asof_join_with_no_side_to_broadcast_is_shuffled(spark, by, operator):
     """Nothing broadcast: a keyed join searches each shuffle partition's quotes, one without keys
     each range of time's; stock's rows."""
-    previous = {key: spark.conf.get(key, None)
-                for key in ("spark.sql.autoBroadcastJoinThreshold", rangejoin.BROADCAST_THRESHOLD)}
-    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
-    spark.conf.set(rangejoin.BROADCAST_THRESHOLD, "-1")
-    try:
+    nothing_broadcast = {"spark.sql.autoBroadcastJoinThreshold": "-1", rangejoin.BROADCAST_THRESHOLD: "-1"}
+    with sql_conf(spark, nothing_broadcast):
         def query():
             trades, quotes = tables(spark)
             return rangejoin.asof_join(trades, quotes, on="ts", by=by, direction="nearest")
 
         rows, plan = collect(spark, query, enabled=True)
         stock_rows, stock_plan = collect(spark, query, enabled=False)
-    finally:
-        for key, value in previous.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
     assert operator in plan, plan
     assert OPERATOR not in stock_plan, stock_plan
     assert canonical_rows(rows) == canonical_rows(stock_rows)
