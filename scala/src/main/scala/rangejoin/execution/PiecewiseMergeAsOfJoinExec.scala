@@ -40,6 +40,28 @@ private[rangejoin] trait PiecewiseMergeAsOfJoinLike extends BinaryExecNode {
   protected def bufferedMode: SortedBroadcastMode =
     SortedBroadcastMode.of(asOf.rightTime, None, asOf.rightKeys, right.output, None)
 
+  /** The metrics of a placement that sorts its right rows in each task. */
+  protected def perTaskBufferMetrics: Map[String, SQLMetric] = Map(
+    "buildTime" -> SQLMetrics.createTimingMetric(sparkContext, "time to sort each task's right rows"),
+    "bufferedRows" -> SQLMetrics.createMetric(sparkContext, "buffered rows"))
+
+  /**
+   * Sorts one task's right rows into its buffer, counting the time and rows
+   * ([[perTaskBufferMetrics]]), for the placements that shuffle the right side.
+   */
+  protected def perTaskBuffer: Iterator[InternalRow] => SortedBuffer = {
+    val mode = bufferedMode
+    val (buildTime, bufferedRows) = (longMetric("buildTime"), longMetric("bufferedRows"))
+    rows => {
+      val start = System.nanoTime()
+      // Shuffled rows are read into reused buffers: each is copied to be kept.
+      val buffer = mode.transform(rows.map(_.copy()).toArray)
+      buildTime += java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)
+      bufferedRows += buffer.numRows
+      buffer
+    }
+  }
+
   /**
    * The join of one task's left rows with its buffer, made on the driver to run in the tasks:
    * every placement runs the same [[AsOfJoinTask]].

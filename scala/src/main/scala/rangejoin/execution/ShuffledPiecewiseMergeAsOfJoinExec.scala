@@ -1,7 +1,5 @@
 package rangejoin.execution
 
-import java.util.concurrent.TimeUnit.NANOSECONDS
-
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.SortOrder
@@ -39,9 +37,7 @@ private[rangejoin] case class ShuffledPiecewiseMergeAsOfJoinExec(
   require(asOf.leftKeys.nonEmpty, s"$nodeName needs equality keys to shuffle by")
 
   override lazy val metrics: Map[String, SQLMetric] = Map(
-    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
-    "buildTime" -> SQLMetrics.createTimingMetric(sparkContext, "time to sort the right partitions"),
-    "bufferedRows" -> SQLMetrics.createMetric(sparkContext, "buffered rows"))
+    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows")) ++ perTaskBufferMetrics
 
   override def requiredChildDistribution: Seq[Distribution] =
     ClusteredDistribution(asOf.leftKeys) :: ClusteredDistribution(asOf.rightKeys) :: Nil
@@ -52,17 +48,8 @@ private[rangejoin] case class ShuffledPiecewiseMergeAsOfJoinExec(
   override def outputOrdering: Seq[SortOrder] = left.outputOrdering
 
   protected override def doExecute(): RDD[InternalRow] = {
-    val mode = bufferedMode
-    val join = joinTask
-    val (buildTime, bufferedRows) = (longMetric("buildTime"), longMetric("bufferedRows"))
-    left.execute().zipPartitions(right.execute()) { (leftRows, rightRows) =>
-      val start = System.nanoTime()
-      // Shuffled rows are read into reused buffers: each is copied to be kept.
-      val buffer = mode.transform(rightRows.map(_.copy()).toArray)
-      buildTime += NANOSECONDS.toMillis(System.nanoTime() - start)
-      bufferedRows += buffer.numRows
-      join(leftRows, buffer)
-    }
+    val (build, join) = (perTaskBuffer, joinTask)
+    left.execute().zipPartitions(right.execute())((leftRows, rightRows) => join(leftRows, build(rightRows)))
   }
 
   override protected def placement: String = "each shuffle partition, by the equality keys"

@@ -1,7 +1,5 @@
 package rangejoin.execution
 
-import java.util.concurrent.TimeUnit.NANOSECONDS
-
 import org.apache.spark.{Partitioner, TaskContext}
 import org.apache.spark.rdd.{RDD, ShuffledRDD}
 import org.apache.spark.sql.catalyst.InternalRow
@@ -50,9 +48,7 @@ private[rangejoin] case class TimeRangedPiecewiseMergeAsOfJoinExec(
 
   override lazy val metrics: Map[String, SQLMetric] = Map(
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
-    "numRanges" -> SQLMetrics.createMetric(sparkContext, "time ranges"),
-    "buildTime" -> SQLMetrics.createTimingMetric(sparkContext, "time to sort the right rows of each range"),
-    "bufferedRows" -> SQLMetrics.createMetric(sparkContext, "buffered rows"))
+    "numRanges" -> SQLMetrics.createMetric(sparkContext, "time ranges")) ++ perTaskBufferMetrics
 
   override def outputPartitioning: Partitioning = UnknownPartitioning(numRanges)
 
@@ -81,17 +77,10 @@ private[rangejoin] case class TimeRangedPiecewiseMergeAsOfJoinExec(
         .setSerializer(new UnsafeRowSerializer(fields)).map(_._2)
     }
 
-    val mode = bufferedMode
-    val join = joinTask
-    val (buildTime, bufferedRows) = (longMetric("buildTime"), longMetric("bufferedRows"))
+    val (build, join) = (perTaskBuffer, joinTask)
     byRange(leftRows, leftTime, keepNull = true, left.output.size)
       .zipPartitions(byRange(rightRows, rightTime, keepNull = false, right.output.size)) { (ls, rs) =>
-        val start = System.nanoTime()
-        // Shuffled rows are read into reused buffers: each is copied to be kept.
-        val buffer = mode.transform((rs.map(_.copy()) ++ carried.value(TaskContext.getPartitionId()).iterator).toArray)
-        buildTime += NANOSECONDS.toMillis(System.nanoTime() - start)
-        bufferedRows += buffer.numRows
-        join(ls, buffer)
+        join(ls, build(rs ++ carried.value(TaskContext.getPartitionId()).iterator))
       }
   }
 
