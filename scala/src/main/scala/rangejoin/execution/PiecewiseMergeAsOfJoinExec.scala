@@ -3,6 +3,7 @@ package rangejoin.execution
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, SortOrder}
+import org.apache.spark.sql.catalyst.expressions.codegen.CodegenContext
 import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter}
 import org.apache.spark.sql.catalyst.plans.physical.{BroadcastDistribution, Distribution, Partitioning, UnspecifiedDistribution}
 import org.apache.spark.sql.execution.{BinaryExecNode, ExplainUtils, SparkPlan}
@@ -11,7 +12,7 @@ import org.apache.spark.sql.types._
 
 import rangejoin.condition.AsOfMatch
 import rangejoin.execution.broadcast.{SortedBroadcastExec, SortedBroadcastMode}
-import rangejoin.execution.driver.AsOfJoinTask
+import rangejoin.execution.driver.{AsOfJoinTask, BroadcastAsOfJoinTasks}
 import rangejoin.execution.index.{DistanceRange, SortedBuffer}
 
 /**
@@ -67,11 +68,16 @@ private[rangejoin] trait PiecewiseMergeAsOfJoinLike extends BinaryExecNode {
    * every placement runs the same [[AsOfJoinTask]].
    */
   protected def joinTask: (Iterator[InternalRow], SortedBuffer) => Iterator[InternalRow] = {
-    val (m, inner, leftOut, rightOut, out) = (asOf, joinType == Inner, left.output, right.output, output)
+    val (spec, out) = (taskSpec(left.output), output)
+    val numOutputRows = longMetric("numOutputRows")
+    (rows, buffer) => spec.create(buffer).join(rows, out, numOutputRows)
+  }
+
+  /** What each task is made of, over left rows of `leftOutput` (every left column, or some). */
+  protected def taskSpec(leftOutput: Seq[Attribute]): AsOfJoinTask.Spec = {
     val range = PiecewiseMergeAsOfJoinExec.distanceRange(asOf).getOrElse(
       throw new IllegalStateException(s"$nodeName: no distance range for ${asOf.distance.dataType}"))
-    val numOutputRows = longMetric("numOutputRows")
-    (rows, buffer) => new AsOfJoinTask(m, inner, leftOut, rightOut, out, buffer, range, numOutputRows).join(rows)
+    AsOfJoinTask.Spec(asOf, joinType == Inner, leftOutput, right.output, range)
   }
 
   /** Where the buffer comes from, for EXPLAIN. */
@@ -103,16 +109,23 @@ private[rangejoin] trait PiecewiseMergeAsOfJoinLike extends BinaryExecNode {
  * Cost: O(M log M) once for the right side, O(log M) per left row; stock Spark's rewrite
  * compares every pair (O(N x M)), its sort-merge operator scans each key's rows per left row.
  * Left rows are joined where they are, in their order: no shuffle, their partitioning and order
- * kept. Inner and left outer joins only, as Spark's `AsOfJoin`.
+ * kept; in the left side's generated code ([[AsOfJoinCodegen]]) where whole-stage codegen is on.
+ * Inner and left outer joins only, as Spark's `AsOfJoin`.
  */
 private[rangejoin] case class PiecewiseMergeAsOfJoinExec(
     asOf: AsOfMatch,
     joinType: JoinType,
     left: SparkPlan,
-    right: SparkPlan) extends PiecewiseMergeAsOfJoinLike {
+    right: SparkPlan) extends PiecewiseMergeAsOfJoinLike with AsOfJoinCodegen {
 
   override def requiredChildDistribution: Seq[Distribution] =
     UnspecifiedDistribution :: BroadcastDistribution(bufferedMode) :: Nil
+
+  override protected def codegenTasks(ctx: CodegenContext, spec: AsOfJoinTask.Spec): String =
+    ctx.addReferenceObj("asOfTasks", new BroadcastAsOfJoinTasks(spec, right.executeBroadcast[SortedBuffer]())) +
+      ".create()"
+
+  override protected def createsTaskLazily: Boolean = false
 
   override def outputPartitioning: Partitioning = left.outputPartitioning
 

@@ -8,6 +8,7 @@ import scala.util.{Failure, Random, Success, Try}
 
 import org.apache.spark.SparkFunSuite
 import org.apache.spark.sql.{Column, DataFrame, Row, SparkSession}
+import org.apache.spark.sql.execution.{InputAdapter, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.apache.spark.sql.functions.expr
 import org.apache.spark.sql.internal.SQLConf
@@ -244,6 +245,15 @@ object AsOfDifferentialSuite {
     (c, Seq(SQLConf.AUTO_BROADCASTJOIN_THRESHOLD.key -> "-1", RangeJoinConf.BroadcastThreshold -> "-1",
       SQLConf.ADVISORY_PARTITION_SIZE_IN_BYTES.key -> "16"))
 
+  /**
+   * Whole-stage code generation off for every third case (both engines): the others run the
+   * join in generated code where its placement has it ([[AsOfDifferential]] checks).
+   */
+  def interpretedEveryThird(cases: Seq[(AsOfCase, Seq[(String, String)])]): Seq[(AsOfCase, Seq[(String, String)])] =
+    cases.zipWithIndex.map { case ((c, settings), i) =>
+      (c, if (i % 3 == 2) settings :+ (SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false") else settings)
+    }
+
   /** ANSI on for every other case. */
   def alternated(cases: Seq[AsOfCase]): Seq[AsOfCase] =
     cases.zipWithIndex.map { case (c, i) => c.copy(ansi = i % 2 == 0) }
@@ -274,9 +284,10 @@ object AsOfDifferentialSuite {
 class AsOfDifferentialSuite extends AsOfDifferential with LocalDifferentialSession {
   override protected def summary: String = counts
 
-  override protected def cases: Seq[(AsOfCase, Seq[(String, String)])] = AsOfDifferentialSuite.alternated(
-    Tier.sample(AsOfDifferentialSuite.cases, 40, full = Tier.third(AsOfDifferentialSuite.cases.size) / 2))
-      .map((_, Nil))
+  override protected def cases: Seq[(AsOfCase, Seq[(String, String)])] = AsOfDifferentialSuite.interpretedEveryThird(
+    AsOfDifferentialSuite.alternated(
+      Tier.sample(AsOfDifferentialSuite.cases, 40, full = Tier.third(AsOfDifferentialSuite.cases.size) / 2))
+      .map((_, Nil)))
 }
 
 /**
@@ -289,8 +300,9 @@ class ShuffledAsOfDifferentialSuite extends AsOfDifferential with LocalDifferent
 
   override protected def cases: Seq[(AsOfCase, Seq[(String, String)])] = {
     val (keyed, unkeyed) = AsOfDifferentialSuite.cases.partition(_.keyed)
-    AsOfDifferentialSuite.alternated(Tier.sample(keyed, 6, full = 24) ++ Tier.sample(unkeyed, 6, full = 24))
-      .map(AsOfDifferentialSuite.shuffled) ++
+    AsOfDifferentialSuite.interpretedEveryThird(
+      AsOfDifferentialSuite.alternated(Tier.sample(keyed, 6, full = 24) ++ Tier.sample(unkeyed, 6, full = 24))
+        .map(AsOfDifferentialSuite.shuffled)) ++
       // Distances past an int across the span: one range, as Spark's operator would run it.
       AsOfDifferentialSuite.alternated(Tier.sample(unkeyed.filter(_.data == AsOfDifferentialSuite.overflow), 4, full = 6))
         .map(AsOfDifferentialSuite.shuffled) ++
@@ -382,10 +394,29 @@ abstract class AsOfDifferential extends SparkFunSuite with AdaptiveSparkPlanHelp
       else _.isInstanceOf[TimeRangedPiecewiseMergeAsOfJoinExec]
     assert(ours.forall(expected), s"planned elsewhere than expected:\n${df.queryExecution.sparkPlan}")
     val outcome = Try(df.collect().toSeq) match {
-      case Success(rows) => Rows(rows.map(c.render).sorted)
+      case Success(rows) =>
+        assertGenerated(df, ours, settings)
+        Rows(rows.map(c.render).sorted)
       case Failure(e) => Raised(AsOfDifferentialSuite.conditions(e).mkString(" "), e.getMessage)
     }
     (outcome, ours.nonEmpty)
+  }
+
+  /**
+   * With whole-stage codegen on, the broadcast and per-key shuffled placements run in their
+   * stage's generated code (`*(n) ...PiecewiseMergeAsOfJoin`); the time-ranged one never does.
+   */
+  private def assertGenerated(df: DataFrame, ours: Option[PiecewiseMergeAsOfJoinLike], settings: Seq[(String, String)]): Unit = {
+    def fused(plan: SparkPlan): Boolean = plan match {
+      case _: PiecewiseMergeAsOfJoinLike => true
+      case _: InputAdapter => false
+      case other => other.children.exists(fused)
+    }
+    val generated = collect(df.queryExecution.executedPlan) { case s: WholeStageCodegenExec if fused(s.child) => s }
+    val expected = ours.exists(!_.isInstanceOf[TimeRangedPiecewiseMergeAsOfJoinExec]) &&
+      !settings.contains(SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false")
+    assert(generated.nonEmpty == expected,
+      s"expected the join ${if (expected) "in" else "outside"} generated code:\n${df.queryExecution.executedPlan}")
   }
 
   cases.zipWithIndex.foreach { case ((c, settings), i) =>

@@ -1,5 +1,6 @@
 package rangejoin.execution.driver
 
+import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Expression, GenericInternalRow, JoinedRow, UnsafeProjection}
 import org.apache.spark.sql.catalyst.util.TypeUtils
@@ -21,22 +22,18 @@ import rangejoin.execution.index.{AsOfSearch, DistanceRange, KeyGroups, SortedBu
  *
  * The tolerance's bounds are Spark's own expressions of the left row, evaluated only when the
  * row has a candidate without them (stock Spark evaluates them after the as-of comparison).
+ *
+ * The interpreted placements call [[join]]; generated code ([[rangejoin.execution.AsOfJoinCodegen]])
+ * calls [[find]] with a row of the left columns the match reads, and outputs the pair itself.
  */
-private[rangejoin] final class AsOfJoinTask(
-    m: AsOfMatch,
-    innerOnly: Boolean,
-    leftOutput: Seq[Attribute],
-    rightOutput: Seq[Attribute],
-    output: Seq[Attribute],
-    buffer: SortedBuffer,
-    distanceRange: DistanceRange,
-    numOutputRows: SQLMetric) {
+private[rangejoin] final class AsOfJoinTask(spec: AsOfJoinTask.Spec, buffer: SortedBuffer) {
+  import spec._
 
   require(buffer.isSorted, "an as-of join's times and keys cannot fail, so its buffer is always sorted")
 
-  private[this] val keys = buffer.storedKeys
+  private[this] val keys = buffer.longKeys
   private[this] val search = new AsOfSearch(keys, m.direction, m.inclusive)
-  private[this] val keyed = keys.numElements()
+  private[this] val keyed = keys.length
   private[this] val segmentOf = buffer.groups.map(KeyGroups.lookup(_, m.leftKeys.map(bind(_, leftOutput))))
 
   private def bind(e: Expression, output: Seq[Attribute]): Expression = BindReferences.bindReference(e, output)
@@ -58,24 +55,40 @@ private[rangejoin] final class AsOfJoinTask(
   private[this] val upper = m.upperBound.map(new Encoded(_))
 
   private[this] val joined = new JoinedRow
-  // Bound to the output itself: a left outer join's right columns are nullable there, whatever
-  // the right side says (NULLs padded in for a row with no match).
-  private[this] val project = UnsafeProjection.create(output, output)
-  private[this] val nulls = new GenericInternalRow(rightOutput.length)
-  private[this] val distance = bind(m.distance, leftOutput ++ rightOutput)
+  private[this] lazy val distance = bind(m.distance, leftOutput ++ rightOutput)
   private[this] lazy val distanceOrder = TypeUtils.getInterpretedOrdering(m.distance.dataType)
 
-  def join(rows: Iterator[InternalRow]): Iterator[InternalRow] = rows.flatMap { row =>
-    val matched = find(row)
-    if (matched < 0 && innerOnly) None
-    else {
-      numOutputRows += 1
-      Some(project(joined(row, if (matched < 0) nulls else buffer.row(matched))))
+  /**
+   * Each left row (of `leftOutput`) with its match's columns, or NULLs (left outer), as rows of
+   * `output`.
+   */
+  def join(rows: Iterator[InternalRow], output: Seq[Attribute], numOutputRows: SQLMetric): Iterator[InternalRow] = {
+    // Bound to the output itself: a left outer join's right columns are nullable there, whatever
+    // the right side says (NULLs padded in for a row with no match).
+    val project = UnsafeProjection.create(output, output)
+    val nulls = new GenericInternalRow(rightOutput.length)
+    val pair = new JoinedRow
+    rows.flatMap { row =>
+      val matched = find(row)
+      if (matched < 0 && innerOnly) None
+      else {
+        numOutputRows += 1
+        Some(project(pair(row, if (matched < 0) nulls else buffer.row(matched))))
+      }
     }
   }
 
-  /** The position of the row's match in the buffer, or -1. */
-  private def find(row: InternalRow): Int = {
+  /** Buffered row `i`, the right row at a position [[find]] returned. */
+  def row(i: Int): InternalRow = buffer.row(i)
+
+  /** Right column `ordinal` as an array of `javaType`: see [[rangejoin.execution.index.BufferedColumns]]. */
+  def values(ordinal: Int, javaType: String): AnyRef = buffer.columns.values(ordinal, javaType)
+
+  /** Whether each right row's column `ordinal` is NULL; null when none is. */
+  def nulls(ordinal: Int): Array[Boolean] = buffer.columns.nulls(ordinal)
+
+  /** The position in the buffer of the match of `row` (of `leftOutput`), or -1. */
+  def find(row: InternalRow): Int = {
     val l = time(row)
     if (time.isNull) return -1
     val segment = segmentOf match {
@@ -142,4 +155,40 @@ private[rangejoin] final class AsOfJoinTask(
     }
     best
   }
+}
+
+private[rangejoin] object AsOfJoinTask {
+
+  /**
+   * What a task needs besides its buffer, made on the driver: the match, whether the join is
+   * inner, the left columns its rows carry (every left column, or those the match reads), the
+   * right side's, and how far Spark's distance stays exact.
+   */
+  final case class Spec(
+      m: AsOfMatch,
+      innerOnly: Boolean,
+      leftOutput: Seq[Attribute],
+      rightOutput: Seq[Attribute],
+      distanceRange: DistanceRange) {
+
+    def create(buffer: SortedBuffer): AsOfJoinTask = new AsOfJoinTask(this, buffer)
+  }
+}
+
+/** Creates each task's [[AsOfJoinTask]]: shipped to executors in the generated code's references. */
+private[rangejoin] sealed trait AsOfJoinTasks extends Serializable {
+  def create(): AsOfJoinTask
+}
+
+/** Over the sorted broadcast, which every task reads. */
+private[rangejoin] final class BroadcastAsOfJoinTasks(spec: AsOfJoinTask.Spec, payload: Broadcast[SortedBuffer])
+  extends AsOfJoinTasks {
+
+  def create(): AsOfJoinTask = spec.create(payload.value)
+}
+
+/** Over the task's own right rows, sorted when the task opened its input ([[TaskBuffers]]). */
+private[rangejoin] final class ShuffledAsOfJoinTasks(spec: AsOfJoinTask.Spec, bufferId: String) extends AsOfJoinTasks {
+
+  def create(): AsOfJoinTask = spec.create(TaskBuffers.get(bufferId))
 }

@@ -1,7 +1,5 @@
 package rangejoin.execution.index
 
-import org.apache.spark.sql.catalyst.util.ArrayData
-
 import rangejoin.condition.AsOfDirection
 
 /**
@@ -24,7 +22,7 @@ import rangejoin.condition.AsOfDirection
  *
  * Instances are per task: [[locate]] sets `lo`, `hi` and `best` for one left row.
  */
-private[rangejoin] final class AsOfSearch(keys: ArrayData, direction: AsOfDirection, inclusive: Boolean) {
+private[rangejoin] final class AsOfSearch(keys: Array[Long], direction: AsOfDirection, inclusive: Boolean) {
 
   /** The candidates of the last search: positions [lo, hi). */
   var lo = 0
@@ -32,7 +30,7 @@ private[rangejoin] final class AsOfSearch(keys: ArrayData, direction: AsOfDirect
   /** The candidate picked, or -1 when there is none. */
   var best = -1
 
-  def key(i: Int): Long = keys.getLong(i)
+  def key(i: Int): Long = keys(i)
 
   /**
    * Searches window [from, until) for left time `l` and the tolerance's bounds on the right time

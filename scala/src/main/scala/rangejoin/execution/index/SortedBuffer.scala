@@ -56,6 +56,12 @@ private[rangejoin] final class SortedBuffer private[index] (
 
   /** The sorted non-NULL keys; their count is the number of rows with a key. */
   def storedKeys: ArrayData = keys
+
+  /**
+   * The sorted keys of a type ordered as a long (an as-of join's times), as a plain array: built
+   * once per JVM that reads the buffer, for searches that read them per streamed row.
+   */
+  @transient lazy val longKeys: Array[Long] = keys.toLongArray()
 }
 
 private[rangejoin] object SortedBuffer {

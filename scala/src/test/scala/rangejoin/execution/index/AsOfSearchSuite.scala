@@ -2,7 +2,6 @@ package rangejoin.execution.index
 
 import scala.util.Random
 
-import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData
 import org.scalatest.funsuite.AnyFunSuite
 
 import rangejoin.OptionWhen
@@ -59,7 +58,7 @@ class AsOfSearchSuite extends AnyFunSuite {
       val upper = OptionWhen(random.nextBoolean())(pool(random.nextInt(pool.size)))
       val boundsInclusive = random.nextBoolean()
       for (d <- Seq(AsOfDirection.Backward, AsOfDirection.Forward, AsOfDirection.Nearest); inclusive <- Seq(true, false)) {
-        val search = new AsOfSearch(UnsafeArrayData.fromPrimitiveArray(keys), d, inclusive)
+        val search = new AsOfSearch(keys, d, inclusive)
         search.locate(from, until, l, lower.isDefined, lower.getOrElse(0L), upper.isDefined, upper.getOrElse(0L),
           boundsInclusive)
         val expected = naive(keys, from, until, d, inclusive, l, lower, upper, boundsInclusive)
