@@ -2,7 +2,7 @@ package rangejoin.execution.driver
 
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Expression, GenericInternalRow, JoinedRow, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, BoundReference, Expression, GenericInternalRow, JoinedRow, UnsafeProjection}
 import org.apache.spark.sql.catalyst.util.TypeUtils
 import org.apache.spark.sql.execution.metric.SQLMetric
 
@@ -38,15 +38,21 @@ private[rangejoin] final class AsOfJoinTask(spec: AsOfJoinTask.Spec, buffer: Sor
 
   private def bind(e: Expression, output: Seq[Attribute]): Expression = BindReferences.bindReference(e, output)
 
-  /** Evaluates an expression of the left row into the right time's long encoding. */
+  /**
+   * Evaluates an expression of the left row into the right time's long encoding: a column (the
+   * usual left time) is read where it is, anything else through a projection.
+   */
   private final class Encoded(e: Expression) {
-    private[this] val project = UnsafeProjection.create(Seq(bind(e, leftOutput)))
     private[this] val encode = KeyTypes.longEncoder(e.dataType).get
+    private[this] val (project, ordinal) = bind(e, leftOutput) match {
+      case BoundReference(o, _, _) => (null, o)
+      case bound => (UnsafeProjection.create(Seq(bound)), 0)
+    }
     var isNull = false
     def apply(row: InternalRow): Long = {
-      val r = project(row)
-      isNull = r.isNullAt(0)
-      if (isNull) 0L else encode(r, 0)
+      val r = if (project == null) row else project(row)
+      isNull = r.isNullAt(ordinal)
+      if (isNull) 0L else encode(r, ordinal)
     }
   }
 
