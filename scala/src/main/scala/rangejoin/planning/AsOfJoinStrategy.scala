@@ -68,19 +68,11 @@ private[rangejoin] final case class AsOfJoinStrategy(session: SparkSession) exte
     case NonFatal(_) => None
   }
 
-  /**
-   * Where an as-of join's right side is buffered, planned by its estimated size: Some(false),
-   * broadcast ([[BufferedSide.fits]]); Some(true), per shuffle partition, where the right side's
-   * share of a partition fits ([[BufferedSide.fitsShufflePartition]]): by the equality keys, or
-   * without keys by ranges of time; None, nowhere: Spark's plan stays.
-   */
-  private def placement(right: LogicalPlan, conf: SQLConf): Option[Boolean] = try {
-    if (BufferedSide.fits(right, conf)) Some(false)
-    else if (BufferedSide.fitsShufflePartition(right, conf, "the right side").isRight) Some(true)
-    else None
-  } catch {
-    case NonFatal(_) => None
-  }
+  /** Where SQL's join buffers its right side ([[BufferedSide.asOfPlacement]]); None on any error. */
+  private def placement(right: LogicalPlan, conf: SQLConf): Option[Boolean] =
+    try BufferedSide.asOfPlacement(right, conf, broadcastHinted = false) catch {
+      case NonFatal(_) => None
+    }
 
   private def deterministic(plan: LogicalPlan): Boolean = !plan.exists(_.expressions.exists(!_.deterministic))
 

@@ -87,10 +87,7 @@ private[rangejoin] object AsOfJoinRule extends Rule[LogicalPlan] {
     val shape = AsOfShape(j.left, j.right, j.asOfCondition, j.condition, j.joinType, j.orderExpression, AsOfPick.MinBy)
     val taken = RangeJoinConf.enabled(conf) && RangeJoinConf.asOfEnabled(conf) &&
       j.toleranceAssertion.forall(t => t.foldable && t.eval() == true) && shape.isRight
-    if (!taken) None
-    else if (BufferedSide.fits(j.right, conf) || broadcastHinted(j.right)) Some(false)
-    else if (BufferedSide.fitsShufflePartition(j.right, conf, "the right side").isRight) Some(true)
-    else None
+    if (!taken) None else BufferedSide.asOfPlacement(j.right, conf, broadcastHinted(j.right))
   } catch {
     case NonFatal(_) => None
   }

@@ -78,6 +78,18 @@ private[rangejoin] object BufferedSide extends JoinSelectionHelper {
     }
   }
 
+  /**
+   * Where an as-of join's right side is buffered, by its estimated size: Some(false), broadcast
+   * (it [[fits]], or `broadcastHinted`); Some(true), per shuffle partition, where its share of a
+   * partition fits ([[fitsShufflePartition]]): by the equality keys, or without keys by ranges of
+   * time; None, nowhere: Spark's plan stays. The DataFrame paths decide it at analysis, SQL's
+   * `ASOF JOIN` at planning.
+   */
+  def asOfPlacement(right: LogicalPlan, conf: SQLConf, broadcastHinted: Boolean): Option[Boolean] =
+    if (fits(right, conf) || broadcastHinted) Some(false)
+    else if (fitsShufflePartition(right, conf, "the right side").isRight) Some(true)
+    else None
+
   /** BroadcastNestedLoopJoin's build side, as JoinSelection picks it; None where it would not broadcast. */
   def of(join: Join, conf: SQLConf): Option[BuildSide] = {
     val Join(left, right, joinType, _, hint) = join
