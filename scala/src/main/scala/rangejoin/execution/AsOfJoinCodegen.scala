@@ -76,11 +76,7 @@ private[execution] trait AsOfJoinCodegen extends CodegenSupport { self: Piecewis
     }
     val body = consume(ctx, input ++ rightColumns(ctx, task, at, columns, padded = !inner))
     // A column's array is built on its first fetch in the JVM: fetched only if the code reads it.
-    lazy val functions = ctx.declareAddedFunctions()
-    def named(term: String) = {
-      val name = s"\\b$term\\b".r
-      name.findFirstIn(body).isDefined || name.findFirstIn(functions).isDefined
-    }
+    val named = JoinCodegen.namedIn(ctx, body)
     val fetches = right.output.zip(columns).zipWithIndex.collect {
       case ((a, Some((values, nulls))), ordinal) if named(values) =>
         val javaType = CodeGenerator.javaType(a.dataType)

@@ -5,7 +5,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, BoundReference, Expression}
 import org.apache.spark.sql.catalyst.expressions.codegen._
 import org.apache.spark.sql.catalyst.expressions.codegen.Block._
-import org.apache.spark.sql.execution.{CodegenSupport, SparkPlan}
+import org.apache.spark.sql.execution.{CodegenSupport, InputAdapter, SparkPlan}
 import org.apache.spark.sql.types.BooleanType
 
 import rangejoin.condition.CannotFail
@@ -431,11 +431,7 @@ private[execution] trait JoinCodegen extends CodegenSupport {
    * to `ctx` while it was generated; an array that code does not name is never read.
    */
   private def fetchReadColumns(ctx: CodegenContext, task: String, code: String): Unit = {
-    lazy val functions = ctx.declareAddedFunctions()
-    def named(term: String) = {
-      val name = s"\\b$term\\b".r
-      name.findFirstIn(code).isDefined || name.findFirstIn(functions).isDefined
-    }
+    val named = JoinCodegen.namedIn(ctx, code)
     buffered.output.zip(columnTerms).zipWithIndex.foreach {
       case ((a, Some((values, nulls))), ordinal) if named(values) =>
         val javaType = CodeGenerator.javaType(a.dataType)
@@ -489,6 +485,30 @@ private[execution] trait JoinCodegen extends CodegenSupport {
 }
 
 private[execution] object JoinCodegen {
+
+  /**
+   * Whether a term is named in `code` or in a function added to `ctx` while it was generated:
+   * a buffered column's array is fetched (and so built) only where generated code reads it.
+   */
+  def namedIn(ctx: CodegenContext, code: String): String => Boolean = {
+    lazy val functions = ctx.declareAddedFunctions()
+    term => {
+      val name = s"\\b$term\\b".r
+      name.findFirstIn(code).isDefined || name.findFirstIn(functions).isDefined
+    }
+  }
+
+  /**
+   * Whether a shuffled join's streamed child is read as its stage's input (an exchange, as
+   * Spark's shuffled joins read their children), so the join can be generated over that input
+   * zipped with its buffered partition ([[driver.TaskBuffers]]); a generated child would have
+   * to be fused instead.
+   */
+  def readsAsInput(child: SparkPlan): Boolean = child match {
+    case _: InputAdapter => true
+    case c: CodegenSupport => !c.supportCodegen
+    case _ => true
+  }
   /**
    * The names both candidate loops use: the candidate's position `i`, whether any pair `matched`,
    * whether this one `pass`es (tested by `test`), the metrics, and the buffer's `sorted` flag.

@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.expressions.SortOrder
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenContext
 import org.apache.spark.sql.catalyst.plans.JoinType
 import org.apache.spark.sql.catalyst.plans.physical.{ClusteredDistribution, Distribution, Partitioning}
-import org.apache.spark.sql.execution.{CodegenSupport, InputAdapter, SparkPlan}
+import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 import rangejoin.condition.AsOfMatch
@@ -60,11 +60,7 @@ private[rangejoin] case class ShuffledPiecewiseMergeAsOfJoinExec(
    * shuffled joins read their children): the stage's one input is then the left rows, with the
    * task's right rows sorted into its buffer when the task opens it ([[TaskBuffers]]).
    */
-  override def supportCodegen: Boolean = left match {
-    case _: InputAdapter => true
-    case c: CodegenSupport => !c.supportCodegen
-    case _ => true
-  }
+  override def supportCodegen: Boolean = JoinCodegen.readsAsInput(left)
 
   /** Names this join's buffer in each task ([[TaskBuffers]]). */
   @transient private lazy val bufferId = java.util.UUID.randomUUID().toString

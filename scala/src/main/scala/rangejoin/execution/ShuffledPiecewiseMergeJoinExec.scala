@@ -10,7 +10,7 @@ import org.apache.spark.sql.catalyst.optimizer.BuildSide
 import org.apache.spark.sql.catalyst.plans._
 import org.apache.spark.sql.catalyst.plans.physical._
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenContext
-import org.apache.spark.sql.execution.{CodegenSupport, ExplainUtils, InputAdapter, SparkPlan}
+import org.apache.spark.sql.execution.{ExplainUtils, SparkPlan}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 import rangejoin.execution.driver.{Matches, ShuffledJoinTasks, TaskBuffers}
@@ -77,11 +77,7 @@ private[rangejoin] case class ShuffledPiecewiseMergeJoinExec(
   override def supportCodegen: Boolean = JoinCodegen.supports(
     semantics,
     bufferedExtreme = false,
-    streamedOutput = streamed.output) && (streamed match {
-      case _: InputAdapter => true
-      case c: CodegenSupport => !c.supportCodegen
-      case _ => true
-    })
+    streamedOutput = streamed.output) && JoinCodegen.readsAsInput(streamed)
 
   /** Names this join's buffer in each task ([[TaskBuffers]]). */
   @transient private lazy val bufferId = java.util.UUID.randomUUID().toString
