@@ -5,8 +5,9 @@ DuckDB's ASOF JOIN, on the same rows. Quote times are unique, so every engine's 
 determined; each run checks (matched trades, sum of matched bids) against DuckDB's.
 
     .venv/bin/python -m bench.probes.asof_trades_quotes [--trades 1000000] [--quotes 100000] [--runs 3]
-        [--no-broadcast] [--no-key]
+        [--no-broadcast] [--no-key] [--no-codegen]
 
+With --no-codegen whole-stage code generation is off: the same joins, interpreted.
 With --no-broadcast neither engine broadcasts a side: rangejoin buffers the quotes per shuffle
 partition by symbol (ShuffledPiecewiseMergeAsOfJoin), stock Spark runs SortMergeAsOfJoin as before.
 With --no-key the join has no symbol key (each trade's latest quote of any symbol); with
@@ -67,6 +68,8 @@ def main() -> None:
     parser.add_argument("--no-broadcast", action="store_true",
                         help="neither engine broadcasts a side (both thresholds -1)")
     parser.add_argument("--no-key", action="store_true", help="no symbol key: the latest quote of any symbol")
+    parser.add_argument("--no-codegen", action="store_true",
+                        help="whole-stage code generation off (both engines): the joins interpreted")
     args = parser.parse_args()
 
     def duck(n, m):
@@ -77,6 +80,8 @@ def main() -> None:
 
     with local_spark("asof-trades-quotes", conf=SPARK_CONF) as spark:
         rangejoin.asof_sql(spark)
+        if args.no_codegen:
+            spark.conf.set("spark.sql.codegen.wholeStage", "false")
         if args.no_broadcast:
             spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
             spark.conf.set(rangejoin.BROADCAST_THRESHOLD, "-1")
