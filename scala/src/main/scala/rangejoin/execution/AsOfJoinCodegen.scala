@@ -58,9 +58,10 @@ private[execution] trait AsOfJoinCodegen extends CodegenSupport { self: Piecewis
     val probe = probeOutput
     val create = codegenTasks(ctx, taskSpec(probe))
     val task = ctx.addMutableState(classOf[AsOfJoinTask].getName, "asOfTask", v => s"$v = null;", forceInline = true)
-    // Only the columns the search reads are computed before it: a row an inner join drops
-    // computes no others.
-    val evaluated = evaluateRequiredVariables(left.output, input, AttributeSet(probe))
+    // Every left column is computed before the search, as the interpreted join's input rows
+    // are: a column that raises (ANSI arithmetic below) raises for a row an inner join drops
+    // too, as in stock Spark's plans, which materialize the left rows before the join.
+    val evaluated = evaluateVariables(input)
     ctx.INPUT_ROW = null
     ctx.currentVars = input
     val projected = GenerateUnsafeProjection.createCode(ctx,
