@@ -70,6 +70,42 @@ class AsOfSearchSuite extends AnyFunSuite {
     }
   }
 
+  test("both searches find the first time above (or at) v, whichever order the left times come in") {
+    val random = new Random(27)
+    for (_ <- 0 until 3000) {
+      val n = random.nextInt(40)
+      val pool = (0 until 6).map(_ => random.nextInt(20).toLong - 5) ++ (if (random.nextInt(3) == 0) extremes else Nil)
+      val keys = Array.fill(n)(pool(random.nextInt(pool.size))).sorted
+      val from = if (n == 0) 0 else random.nextInt(n)
+      val until = from + random.nextInt(n - from + 1)
+      val v = pool(random.nextInt(pool.size))
+      val search = new AsOfSearch(keys, AsOfDirection.Backward, inclusive = true)
+      for (orEqual <- Seq(true, false)) {
+        val expected = (from until until).find(i => keys(i) > v || (orEqual && keys(i) == v)).getOrElse(until)
+        assert(search.firstAboveBranching(from, until, v, orEqual) == expected)
+        val free = if (!orEqual) search.firstAboveBranchFree(from, until, v)
+          else if (v == Long.MinValue) from else search.firstAboveBranchFree(from, until, v - 1)
+        assert(free == expected, s"keys=${keys.mkString(",")} [$from, $until) v=$v orEqual=$orEqual")
+      }
+    }
+  }
+
+  test("one search over many left rows, in order and then in none, picks the defined candidate throughout") {
+    val random = new Random(28)
+    val keys = Array.fill(5000)(random.nextInt(3000).toLong).sorted
+    val inOrder = (0 until 2 * AsOfSearch.Block).map(i => i * 6L)
+    val noOrder = Seq.fill(4 * AsOfSearch.Block)(random.nextInt(3200).toLong - 100)
+    for (d <- Seq(AsOfDirection.Backward, AsOfDirection.Forward, AsOfDirection.Nearest); inclusive <- Seq(true, false)) {
+      val search = new AsOfSearch(keys, d, inclusive)
+      for ((l, i) <- (inOrder ++ noOrder ++ inOrder).zipWithIndex) {
+        val (from, until) = if (i % 2 == 0) (0, keys.length) else (100, 4000)
+        search.locate(from, until, l, hasLower = false, 0L, hasUpper = i % 3 == 0, l + 50, boundsInclusive = true)
+        val expected = naive(keys, from, until, d, inclusive, l, None, OptionWhen(i % 3 == 0)(l + 50), boundsInclusive = true)
+        assert(search.best == expected, s"$d inclusive=$inclusive row $i l=$l")
+      }
+    }
+  }
+
   test("a distance is exact exactly when the difference fits the distance's type") {
     assert(DistanceRange.IntRange.exact(Int.MaxValue.toLong, 0L))
     assert(!DistanceRange.IntRange.exact(Int.MaxValue.toLong, -1L))
