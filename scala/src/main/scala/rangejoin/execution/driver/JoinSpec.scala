@@ -144,7 +144,7 @@ private[rangejoin] final case class JoinSpec(
     val codec = KeyCodec(sortBound.bufferedKey.dataType)
     val windows = ArrayBuffer.empty[SortedKeys]
     def keys = {
-      val k = codec.sortedKeys(buffer.storedKeys)
+      val k = codec.sortedKeys(buffer)
       windows += k
       k
     }

@@ -20,11 +20,12 @@ import rangejoin.condition.AsOfDirection
  * buffer order and the forward search the first; stock Spark's choice among equal times depends
  * on the order rows reach it (docs/semantics.md, as-of joins).
  *
- * Instances are per task: [[locate]] sets `lo`, `hi` and `best` for one left row. Each search
- * is one of two binary searches with the same answers, chosen by the order of the recent left
- * times (below).
+ * Instances are per task: [[locate]] sets `lo`, `hi` and `best` for one left row. The binary
+ * searches are [[LongSearch]]'s, which picks one of two by the order of the recent left times.
  */
 private[rangejoin] final class AsOfSearch(keys: Array[Long], direction: AsOfDirection, inclusive: Boolean) {
+
+  private[this] val search = new LongSearch(keys)
 
   /** The candidates of the last search: positions [lo, hi). */
   var lo = 0
@@ -40,7 +41,7 @@ private[rangejoin] final class AsOfSearch(keys: Array[Long], direction: AsOfDire
    */
   def locate(from: Int, until: Int, l: Long, hasLower: Boolean, lower: Long, hasUpper: Boolean, upper: Long,
       boundsInclusive: Boolean): Unit = {
-    observe(l)
+    search.observe(l)
     lo = if (hasLower) firstAbove(from, until, lower, orEqual = boundsInclusive) else from
     hi = if (hasUpper) firstAbove(lo, until, upper, orEqual = !boundsInclusive) else until
     direction match {
@@ -64,69 +65,8 @@ private[rangejoin] final class AsOfSearch(keys: Array[Long], direction: AsOfDire
   /** Whether the last search's candidates include position i (a nearest match may skip exact ones). */
   def isCandidate(i: Int, l: Long): Boolean = i >= lo && i < hi && (inclusive || key(i) != l)
 
-  // Which of two searches (the same answers) runs: the left times of the last block of rows
-  // decide. In order, consecutive searches take the same branches, and a branch per step lets
-  // the CPU predict them and load ahead; in no order, each step's branch is a coin toss, and a
-  // conditional add with no branch to mispredict wins, but for windows far past the cache, where
-  // a step's load costs more than a missed branch and the predicted branch at least loads ahead.
-  // Measured over 2M searches (JDK 17, 2 cores, 4 MB of L2 each), branching against branch-free:
-  // in order, 14 ns against 20-33 ns (windows of 2,000 times) and 28-31 against 39-42 (200,000);
-  // in no order, 73-86 against 20-31 (2,000), 133-142 against 58-76 (200,000), 200-214 against
-  // 148-176 (1M) and 267-276 against 304-346 (2M).
-  private[this] var previous = Long.MinValue
-  private[this] var inOrder = 0
-  private[this] var seen = 0
-  private[this] var ordered = true
-
-  private def observe(l: Long): Unit = {
-    if (l >= previous) inOrder += 1
-    previous = l
-    seen += 1
-    if (seen == AsOfSearch.Block) {
-      ordered = inOrder >= AsOfSearch.InOrder
-      inOrder = 0
-      seen = 0
-    }
-  }
-
   /** The first position of [from, until) whose time is above `v` (at or above, `orEqual`); `until` if none. */
-  def firstAbove(from: Int, until: Int, v: Long, orEqual: Boolean): Int =
-    if (ordered || until - from > AsOfSearch.LargeWindow) firstAboveBranching(from, until, v, orEqual)
-    else if (!orEqual) firstAboveBranchFree(from, until, v)
-    else if (v == Long.MinValue) from
-    else firstAboveBranchFree(from, until, v - 1) // at or above v: above v - 1
-
-  private[index] def firstAboveBranching(from: Int, until: Int, v: Long, orEqual: Boolean): Int = {
-    var a = from
-    var b = until
-    while (a < b) {
-      val mid = (a + b) >>> 1
-      val k = keys(mid)
-      if (k > v || (orEqual && k == v)) b = mid else a = mid + 1
-    }
-    a
-  }
-
-  /** Halves the window n times whatever the keys, choosing the half by a conditional add. */
-  private[index] def firstAboveBranchFree(from: Int, until: Int, v: Long): Int = {
-    var base = from
-    var n = until - from
-    while (n > 1) {
-      val half = n >>> 1
-      base = if (keys(base + half - 1) > v) base else base + half
-      n -= half
-    }
-    if (n == 1 && keys(base) <= v) base + 1 else base
-  }
-}
-
-private[rangejoin] object AsOfSearch {
-  /** Left rows per decision of which search runs. */
-  val Block = 256
-  /** In order: at least this many of a block's left times at or after the one before. */
-  val InOrder = 230
-  /** Windows of more times than this are searched with branches whatever the order (above). */
-  val LargeWindow: Int = 1 << 20
+  def firstAbove(from: Int, until: Int, v: Long, orEqual: Boolean): Int = search.firstAbove(from, until, v, orEqual)
 }
 
 /**

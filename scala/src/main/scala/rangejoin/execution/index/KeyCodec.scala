@@ -27,8 +27,8 @@ private[rangejoin] sealed abstract class KeyCodec extends Serializable {
   /** A column of `n` keys, filled at the driver to sort the buffered side. */
   private[execution] def newColumn(n: Int): KeyColumn
 
-  /** A search over the stored keys of a broadcast trailer. */
-  def sortedKeys(stored: ArrayData): SortedKeys
+  /** A search over a buffer's sorted keys. */
+  def sortedKeys(buffer: SortedBuffer): SortedKeys
 }
 
 private[rangejoin] object KeyCodec {
@@ -62,7 +62,7 @@ private[rangejoin] final case class LongCodec(keyType: DataType, encode: LongEnc
     }
   }
 
-  override def sortedKeys(stored: ArrayData): SortedKeys = new LongKeys(stored, encode)
+  override def sortedKeys(buffer: SortedBuffer): SortedKeys = new LongKeys(buffer.longKeys, encode)
 }
 
 /** Keys stored as their values and compared with Spark's interpreted ordering for the type. */
@@ -83,7 +83,7 @@ private[rangejoin] final case class OrderedCodec(keyType: DataType) extends KeyC
     def stored(order: Array[Int]): ArrayData = new GenericArrayData(order.map(values))
   }
 
-  override def sortedKeys(stored: ArrayData): SortedKeys = new OrderedKeys(stored, read, ordering)
+  override def sortedKeys(buffer: SortedBuffer): SortedKeys = new OrderedKeys(buffer.storedKeys, read, ordering)
 }
 
 /** The keys of the buffered rows while the driver sorts them. */

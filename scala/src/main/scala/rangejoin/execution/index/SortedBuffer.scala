@@ -58,9 +58,9 @@ private[rangejoin] final class SortedBuffer private[index] (
   def storedKeys: ArrayData = keys
 
   /**
-   * The sorted keys of a type ordered as a long (an as-of join's times), as a plain array: built
-   * once per JVM that reads the buffer, 8 bytes a key beside the stored array, for a search that
-   * reads them per streamed row.
+   * The sorted keys of a type ordered as a long (an as-of join's times, a range join's long-coded
+   * keys), as a plain array: built once per JVM that reads the buffer, 8 bytes a key beside the
+   * stored array, for a search that reads them per streamed row.
    */
   @transient lazy val longKeys: Array[Long] = keys.toLongArray()
 }

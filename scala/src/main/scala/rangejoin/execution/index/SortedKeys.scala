@@ -69,31 +69,44 @@ private[rangejoin] abstract class SortedKeys {
     val end = until
     if (end <= first || !isAbove(end - 1, orEqual)) return end
     if (isAbove(first, orEqual)) return first
-    var lo = first + 1
-    var hi = end - 1
-    while (lo < hi) {
-      val mid = (lo + hi) >>> 1
+    firstAbove(first + 1, end - 1, orEqual)
+  }
+
+  /** The first index of [lo, hi) whose key is above the probe (at or above, `orEqual`); `hi` if none. */
+  protected def firstAbove(lo: Int, hi: Int, orEqual: Boolean): Int = {
+    var a = lo
+    var b = hi
+    while (a < b) {
+      val mid = (a + b) >>> 1
       val c = compareToProbe(mid)
-      if (c > 0 || (orEqual && c == 0)) hi = mid else lo = mid + 1
+      if (c > 0 || (orEqual && c == 0)) b = mid else a = mid + 1
     }
-    lo
+    a
   }
 }
 
-/** Keys stored as order-preserving longs (see [[KeyCodec]]): one primitive compare each. */
-private[rangejoin] final class LongKeys(keys: ArrayData, encode: LongEncoder)
+/**
+ * Keys stored as order-preserving longs (see [[KeyCodec]]), read from a plain array: one
+ * primitive compare each, and [[LongSearch]]'s binary search, which picks its form by the order
+ * of the streamed keys.
+ */
+private[rangejoin] final class LongKeys(keys: Array[Long], encode: LongEncoder)
   extends SortedKeys {
 
-  override val size: Int = keys.numElements()
+  override val size: Int = keys.length
   private[this] var probe = 0L
+  private[this] val search = new LongSearch(keys)
 
   override def load(row: InternalRow, ordinal: Int): Boolean = {
     if (row.isNullAt(ordinal)) return false
     probe = encode(row, ordinal)
+    search.observe(probe)
     true
   }
 
-  override protected def compareToProbe(i: Int): Int = java.lang.Long.compare(keys.getLong(i), probe)
+  override protected def compareToProbe(i: Int): Int = java.lang.Long.compare(keys(i), probe)
+
+  override protected def firstAbove(lo: Int, hi: Int, orEqual: Boolean): Int = search.firstAbove(lo, hi, probe, orEqual)
 }
 
 /** Keys stored as their values, compared with Spark's own ordering for their type. */

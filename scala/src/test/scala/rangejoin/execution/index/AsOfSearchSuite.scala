@@ -79,7 +79,7 @@ class AsOfSearchSuite extends AnyFunSuite {
       val from = if (n == 0) 0 else random.nextInt(n)
       val until = from + random.nextInt(n - from + 1)
       val v = pool(random.nextInt(pool.size))
-      val search = new AsOfSearch(keys, AsOfDirection.Backward, inclusive = true)
+      val search = new LongSearch(keys)
       for (orEqual <- Seq(true, false)) {
         val expected = (from until until).find(i => keys(i) > v || (orEqual && keys(i) == v)).getOrElse(until)
         assert(search.firstAboveBranching(from, until, v, orEqual) == expected)
@@ -93,8 +93,8 @@ class AsOfSearchSuite extends AnyFunSuite {
   test("one search over many left rows, in order and then in none, picks the defined candidate throughout") {
     val random = new Random(28)
     val keys = Array.fill(5000)(random.nextInt(3000).toLong).sorted
-    val inOrder = (0 until 2 * AsOfSearch.Block).map(i => i * 6L)
-    val noOrder = Seq.fill(4 * AsOfSearch.Block)(random.nextInt(3200).toLong - 100)
+    val inOrder = (0 until 2 * LongSearch.Block).map(i => i * 6L)
+    val noOrder = Seq.fill(4 * LongSearch.Block)(random.nextInt(3200).toLong - 100)
     for (d <- Seq(AsOfDirection.Backward, AsOfDirection.Forward, AsOfDirection.Nearest); inclusive <- Seq(true, false)) {
       val search = new AsOfSearch(keys, d, inclusive)
       for ((l, i) <- (inOrder ++ noOrder ++ inOrder).zipWithIndex) {

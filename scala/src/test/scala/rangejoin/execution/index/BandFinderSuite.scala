@@ -52,13 +52,13 @@ class BandFinderSuite extends AnyFunSuite {
         val k2 = BoundReference(1, dataType, nullable = true)
         val built = SortedBuffer.build(rows.toArray, k, if (interval) Some(k2) else None)
         for ((shipping, buffer) <- asShipped(built)) {
-          val sorted = codec.sortedKeys(buffer.storedKeys)
+          val sorted = codec.sortedKeys(buffer)
           val probes = Seq.fill(25)((draw(rnd, pool), draw(rnd, pool)))
           for (lowerOp <- lowerOps; upperOp <- upperOps; (lo, hi) <- probes) {
             val finder =
               if (interval) new IntervalFinder(sorted, upperOp, lowerOp, KeyTypes.longEncoder(dataType).get,
                 buffer.tree, identity, probe = true)
-              else new BandRunFinder(sorted, lowerOp, codec.sortedKeys(buffer.storedKeys), upperOp, identity, probe = true)
+              else new BandRunFinder(sorted, lowerOp, codec.sortedKeys(buffer), upperOp, identity, probe = true)
             val found = candidates(finder, new GenericInternalRow(Array[Any](lo, hi)))
             val expected = (0 until buffer.numRows).filter { i =>
               val row = buffer.row(i)
@@ -98,7 +98,7 @@ class BandFinderSuite extends AnyFunSuite {
         val built = SortedBuffer.build(rows.toArray, BoundReference(0, dataType, nullable = true),
           Some(BoundReference(1, dataType, nullable = true)))
         assert(built.tree.ascending, s"$n rows: the shifted key does not ascend")
-        val sorted = codec.sortedKeys(built.storedKeys)
+        val sorted = codec.sortedKeys(built)
         for (lowerOp <- lowerOps; upperOp <- upperOps; _ <- 0 until 25) {
           val (lo, hi) = (draw(rnd, pool), draw(rnd, pool))
           val finder = new IntervalFinder(sorted, upperOp, lowerOp, KeyTypes.longEncoder(dataType).get,

@@ -16,7 +16,8 @@ import rangejoin.execution.{KeyCase, KeyCases}
  * NULL), the run SortedRunFinder returns for `probe op buffered` is exactly the set of buffered
  * rows for which catalyst's own comparison evaluates to true. The buffer is also checked as it
  * arrives in a task, after a round trip through Java and Kryo serialization, and as a layout:
- * every input row exactly once, NULL keys after the sorted keys.
+ * every input row exactly once, NULL keys after the sorted keys. The largest buffers are probed
+ * in no order for hundreds of rows, so both forms of the long keys' search answer.
  */
 class SortedKeysSuite extends AnyFunSuite {
 
@@ -31,7 +32,12 @@ class SortedKeysSuite extends AnyFunSuite {
         val keys = Seq.fill(n)(drawKey(keyCase, rnd, withEdges))
         val rows = unsafeRows(Seq(keyCase.dataType, IntegerType), keys.zipWithIndex.map { case (k, id) => Seq(k, id) })
         val payload = SortedBuffer.build(rows.toArray[InternalRow], BoundReference(0, keyCase.dataType, nullable = true))
-        val probes = probesFor(keyCase, keys, rnd)
+        // The largest buffers are probed in no order long enough for the search to switch to
+        // its branch-free form (LongSearch, per block of rows).
+        val probes = probesFor(keyCase, keys, rnd) match {
+          case some if n == bufferSizes.max => rnd.shuffle(Seq.fill(3 * LongSearch.Block / some.size + 1)(some).flatten)
+          case some => some
+        }
         for ((shipping, shipped) <- asShipped(payload)) {
           val context = s"${keyCase.name}, $n rows${if (withEdges) " with edge values" else ""}, $shipping"
           checkLayout(rows, shipped, keyCase.dataType, context)
@@ -108,6 +114,6 @@ class SortedKeysSuite extends AnyFunSuite {
 
   private def finderFor(buffer: SortedBuffer, dataType: DataType, op: RangeOp): SortedRunFinder = {
     val keyOf = UnsafeProjection.create(Seq(BoundReference(0, dataType, nullable = true)))
-    new SortedRunFinder(KeyCodec(dataType).sortedKeys(buffer.storedKeys), op, keyOf, 0, probe = true)
+    new SortedRunFinder(KeyCodec(dataType).sortedKeys(buffer), op, keyOf, 0, probe = true)
   }
 }
