@@ -3,7 +3,8 @@ package rangejoin.execution
 import org.apache.spark.{Partitioner, TaskContext}
 import org.apache.spark.rdd.{RDD, ShuffledRDD}
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Expression, SortOrder, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, BoundReference, Expression, SortOrder,
+  UnsafeProjection}
 import org.apache.spark.sql.catalyst.plans.JoinType
 import org.apache.spark.sql.catalyst.plans.physical.{Partitioning, UnknownPartitioning}
 import org.apache.spark.sql.execution.{SparkPlan, UnsafeRowSerializer}
@@ -98,7 +99,9 @@ private[rangejoin] case class TimeRangedPiecewiseMergeAsOfJoinExec(
     def sampled(rows: RDD[InternalRow], time: TimeRangedPiecewiseMergeAsOfJoinExec.Time, salt: Int) =
       rows.mapPartitionsWithIndex { (i, it) =>
         val t = time.evaluator()
-        Iterator(TimeRanges.sample(it.filter(t.read).map(_ => t.value), perPartition, 31L * i + salt))
+        val sampler = new TimeRanges.Sampler(perPartition, 31L * i + salt)
+        it.foreach(row => if (t.read(row)) sampler.add(t.value))
+        Iterator(sampler.result)
       }
     val samples = sampled(leftRows, leftTime, 0).union(sampled(rightRows, rightTime, 1)).collect()
     val (lo, hi) = (samples.map(_._2).min, samples.map(_._3).max)
@@ -158,14 +161,19 @@ private[rangejoin] object TimeRangedPiecewiseMergeAsOfJoinExec {
   }
 
   final class Evaluator(bound: Expression) {
-    private[this] val project = UnsafeProjection.create(Seq(bound))
     private[this] val encode = KeyTypes.longEncoder(bound.dataType).get
+    // A column is read where it is: a projection per row (an UnsafeRow written) only for an
+    // expression.
+    private[this] val (project, ordinal) = bound match {
+      case b: BoundReference => ((row: InternalRow) => row, b.ordinal)
+      case e => (UnsafeProjection.create(Seq(e)): InternalRow => InternalRow, 0)
+    }
     /** The time read last. */
     var value = 0L
     /** Reads `row`'s time into [[value]]; false when it is NULL. */
     def read(row: InternalRow): Boolean = {
       val r = project(row)
-      if (r.isNullAt(0)) false else { value = encode(r, 0); true }
+      if (r.isNullAt(ordinal)) false else { value = encode(r, ordinal); true }
     }
   }
 

@@ -1,7 +1,5 @@
 package rangejoin.execution.index
 
-import scala.util.Random
-
 /**
  * Consecutive ranges of times (order-preserving longs) that split an as-of join with no keys
  * across tasks: range i holds the times t with `splits(i - 1) <= t < splits(i)`, so every time of
@@ -45,24 +43,29 @@ private[rangejoin] object TimeRanges {
 
   /**
    * At most `size` of a partition's times (reservoir sampling, seeded), and their least and
-   * greatest; Long.MaxValue and Long.MinValue when there are none.
+   * greatest (Long.MaxValue and Long.MinValue when there are none): [[add]] each time, then
+   * [[result]]. A time is a primitive here, not an element of an `Iterator[Long]` (boxed).
    */
-  def sample(times: Iterator[Long], size: Int, seed: Long): (Array[Long], Long, Long) = {
-    val reservoir = new Array[Long](size)
-    val random = new Random(seed)
-    var seen = 0L
-    var min = Long.MaxValue
-    var max = Long.MinValue
-    times.foreach { t =>
+  final class Sampler(size: Int, seed: Long) {
+    private[this] val reservoir = new Array[Long](size)
+    // Not scala.util.Random: java.util.Random's atomic update on each draw cost more than the
+    // rest of the pass over the times.
+    private[this] val random = new java.util.SplittableRandom(seed)
+    private[this] var seen = 0L
+    private[this] var min = Long.MaxValue
+    private[this] var max = Long.MinValue
+
+    def add(t: Long): Unit = {
       if (seen < size) reservoir(seen.toInt) = t
       else {
-        val j = (random.nextDouble() * (seen + 1)).toLong
+        val j = random.nextLong(seen + 1)
         if (j < size) reservoir(j.toInt) = t
       }
       seen += 1
       if (t < min) min = t
       if (t > max) max = t
     }
-    (reservoir.take(math.min(seen, size.toLong).toInt), min, max)
+
+    def result: (Array[Long], Long, Long) = (reservoir.take(math.min(seen, size.toLong).toInt), min, max)
   }
 }
