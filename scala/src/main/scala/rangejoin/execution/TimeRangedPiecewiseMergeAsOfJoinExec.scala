@@ -1,16 +1,18 @@
 package rangejoin.execution
 
-import org.apache.spark.{Partitioner, TaskContext}
+import org.apache.spark.Partitioner
 import org.apache.spark.rdd.{RDD, ShuffledRDD}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, BoundReference, Expression, SortOrder,
   UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.codegen.CodegenContext
 import org.apache.spark.sql.catalyst.plans.JoinType
 import org.apache.spark.sql.catalyst.plans.physical.{Partitioning, UnknownPartitioning}
 import org.apache.spark.sql.execution.{SparkPlan, UnsafeRowSerializer}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 import rangejoin.condition.{AsOfDirection, AsOfMatch, KeyTypes}
+import rangejoin.execution.driver.{AsOfJoinTask, ShuffledAsOfJoinTasks, TaskBuffers}
 import rangejoin.execution.index.TimeRanges
 
 /**
@@ -29,7 +31,8 @@ import rangejoin.execution.index.TimeRanges
  * Before the shuffles, one job samples both sides' times for the ranges (as Spark's range
  * partitioner does) and another finds each range's earliest and latest right rows, the rows
  * carried into the other ranges. Each task sorts its right rows and searches them per left row
- * ([[PiecewiseMergeAsOfJoinLike]]), as the other placements do.
+ * ([[PiecewiseMergeAsOfJoinLike]]), as the other placements do, in generated code as the per-key
+ * shuffled placement is (each side in a stage of its own below: [[StageInputExec]]).
  *
  * Exactness: a left row's candidates outside its range are never nearer than the carried row, so
  * its pick is the one the whole right side gives. Where stock Spark reads distances (every pick
@@ -42,7 +45,7 @@ private[rangejoin] case class TimeRangedPiecewiseMergeAsOfJoinExec(
     joinType: JoinType,
     numRanges: Int,
     left: SparkPlan,
-    right: SparkPlan) extends PiecewiseMergeAsOfJoinLike {
+    right: SparkPlan) extends PiecewiseMergeAsOfJoinLike with AsOfJoinCodegen {
 
   require(asOf.leftKeys.isEmpty, s"$nodeName joins without equality keys")
   require(numRanges >= 1, s"$nodeName needs at least one range")
@@ -55,7 +58,11 @@ private[rangejoin] case class TimeRangedPiecewiseMergeAsOfJoinExec(
 
   override def outputOrdering: Seq[SortOrder] = Nil
 
-  protected override def doExecute(): RDD[InternalRow] = {
+  /**
+   * Both sides' rows by range, the right ones with the rows carried into each range: made once
+   * for the plan (the sample's job and the edges' job run once), as an exchange's shuffle is.
+   */
+  @transient private lazy val byRange: (RDD[InternalRow], RDD[InternalRow]) = {
     val leftRows = left.execute()
     val rightRows = right.execute()
     val leftTime = TimeRangedPiecewiseMergeAsOfJoinExec.Time(asOf.leftTime, left.output)
@@ -65,7 +72,7 @@ private[rangejoin] case class TimeRangedPiecewiseMergeAsOfJoinExec(
     val carried = sparkContext.broadcast(carriedRows(rightRows, rightTime, ranges))
 
     val partitioner = TimeRangedPiecewiseMergeAsOfJoinExec.RangePartitioner(numRanges)
-    def byRange(rows: RDD[InternalRow], time: TimeRangedPiecewiseMergeAsOfJoinExec.Time, keepNull: Boolean,
+    def shuffled(rows: RDD[InternalRow], time: TimeRangedPiecewiseMergeAsOfJoinExec.Time, keepNull: Boolean,
         fields: Int): RDD[InternalRow] = {
       val keyed = rows.mapPartitions { it =>
         val t = time.evaluator()
@@ -77,13 +84,36 @@ private[rangejoin] case class TimeRangedPiecewiseMergeAsOfJoinExec(
       new ShuffledRDD[Int, InternalRow, InternalRow](keyed, partitioner)
         .setSerializer(new UnsafeRowSerializer(fields)).map(_._2)
     }
-
-    val (build, join) = (perTaskBuffer, joinTask)
-    byRange(leftRows, leftTime, keepNull = true, left.output.size)
-      .zipPartitions(byRange(rightRows, rightTime, keepNull = false, right.output.size)) { (ls, rs) =>
-        join(ls, build(rs ++ carried.value(TaskContext.getPartitionId()).iterator))
-      }
+    (shuffled(leftRows, leftTime, keepNull = true, left.output.size),
+      shuffled(rightRows, rightTime, keepNull = false, right.output.size)
+        .mapPartitionsWithIndex((range, rows) => rows ++ carried.value(range).iterator))
   }
+
+  protected override def doExecute(): RDD[InternalRow] = {
+    val (build, join) = (perTaskBuffer, joinTask)
+    val (leftByRange, rightByRange) = byRange
+    leftByRange.zipPartitions(rightByRange)((ls, rs) => join(ls, build(rs)))
+  }
+
+  /**
+   * Generated code over the left rows of each range as the stage's one input, with the range's
+   * right rows sorted into its buffer when the task opens it ([[TaskBuffers]]), as the per-key
+   * shuffled placement is; the planner puts each side in a stage of its own ([[StageInputExec]]).
+   */
+  override def supportCodegen: Boolean = JoinCodegen.readsAsInput(left) && JoinCodegen.readsAsInput(right)
+
+  /** Names this join's buffer in each task ([[TaskBuffers]]). */
+  @transient private lazy val bufferId = java.util.UUID.randomUUID().toString
+
+  override def inputRDDs(): Seq[RDD[InternalRow]] = {
+    val (leftByRange, rightByRange) = byRange
+    TaskBuffers.zip(leftByRange, rightByRange, bufferId, perTaskBuffer) :: Nil
+  }
+
+  override protected def codegenTasks(ctx: CodegenContext, spec: AsOfJoinTask.Spec): String =
+    ctx.addReferenceObj("asOfTasks", new ShuffledAsOfJoinTasks(spec, bufferId)) + ".create()"
+
+  override protected def createsTaskLazily: Boolean = true
 
   /**
    * The ranges, from a sample of both sides' times; one range where the pick reads distances

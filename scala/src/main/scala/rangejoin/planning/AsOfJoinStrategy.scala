@@ -10,7 +10,8 @@ import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
 import rangejoin.condition.AsOfPick
-import rangejoin.execution.{PiecewiseMergeAsOfJoinExec, ShuffledPiecewiseMergeAsOfJoinExec, TimeRangedPiecewiseMergeAsOfJoinExec}
+import rangejoin.execution.{PiecewiseMergeAsOfJoinExec, ShuffledPiecewiseMergeAsOfJoinExec, StageInputExec,
+  TimeRangedPiecewiseMergeAsOfJoinExec}
 import rangejoin.shims.{AsOfShims, SessionShims}
 
 /**
@@ -62,7 +63,8 @@ private[rangejoin] final case class AsOfJoinStrategy(session: SparkSession) exte
       // The right rows carried between ranges come from an evaluation of the right side of their
       // own: only a deterministic side gives every evaluation the same rows.
       case m if deterministic(right) =>
-        TimeRangedPiecewiseMergeAsOfJoinExec(m, joinType, timeRanges(left, right), planLater(left), planLater(right))
+        TimeRangedPiecewiseMergeAsOfJoinExec(m, joinType, timeRanges(left, right),
+          StageInputExec(planLater(left)), StageInputExec(planLater(right)))
     }
   } catch {
     case NonFatal(_) => None

@@ -446,8 +446,8 @@ abstract class AsOfDifferential extends SparkFunSuite with AdaptiveSparkPlanHelp
   }
 
   /**
-   * With whole-stage codegen on, the broadcast and per-key shuffled placements run in their
-   * stage's generated code (`*(n) ...PiecewiseMergeAsOfJoin`); the time-ranged one never does.
+   * With whole-stage codegen on, every placement runs in its stage's generated code
+   * (`*(n) ...PiecewiseMergeAsOfJoin`).
    */
   private def assertGenerated(df: DataFrame, ours: Option[PiecewiseMergeAsOfJoinLike], settings: Seq[(String, String)]): Unit = {
     def fused(plan: SparkPlan): Boolean = plan match {
@@ -456,8 +456,7 @@ abstract class AsOfDifferential extends SparkFunSuite with AdaptiveSparkPlanHelp
       case other => other.children.exists(fused)
     }
     val generated = collect(df.queryExecution.executedPlan) { case s: WholeStageCodegenExec if fused(s.child) => s }
-    val expected = ours.exists(!_.isInstanceOf[TimeRangedPiecewiseMergeAsOfJoinExec]) &&
-      !settings.contains(SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false")
+    val expected = ours.nonEmpty && !settings.contains(SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false")
     assert(generated.nonEmpty == expected,
       s"expected the join ${if (expected) "in" else "outside"} generated code:\n${df.queryExecution.executedPlan}")
   }
