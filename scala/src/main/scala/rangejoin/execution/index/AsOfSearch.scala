@@ -66,7 +66,7 @@ private[rangejoin] final class AsOfSearch(keys: Array[Long], direction: AsOfDire
   def isCandidate(i: Int, l: Long): Boolean = i >= lo && i < hi && (inclusive || key(i) != l)
 
   /** The first position of [from, until) whose time is above `v` (at or above, `orEqual`); `until` if none. */
-  def firstAbove(from: Int, until: Int, v: Long, orEqual: Boolean): Int = search.firstAbove(from, until, v, orEqual)
+  private def firstAbove(from: Int, until: Int, v: Long, orEqual: Boolean): Int = search.firstAbove(from, until, v, orEqual)
 }
 
 /**

@@ -44,9 +44,7 @@ private[rangejoin] final class LongSearch(keys: Array[Long]) {
   /** The first position of [from, until) whose key is above `v` (at or above, `orEqual`); `until` if none. */
   def firstAbove(from: Int, until: Int, v: Long, orEqual: Boolean): Int =
     if (ordered || until - from > LongSearch.LargeWindow) firstAboveBranching(from, until, v, orEqual)
-    else if (!orEqual) firstAboveBranchFree(from, until, v)
-    else if (v == Long.MinValue) from
-    else firstAboveBranchFree(from, until, v - 1) // at or above v: above v - 1
+    else firstAboveBranchFree(from, until, v, orEqual)
 
   private[index] def firstAboveBranching(from: Int, until: Int, v: Long, orEqual: Boolean): Int = {
     var a = from
@@ -59,8 +57,13 @@ private[rangejoin] final class LongSearch(keys: Array[Long]) {
     a
   }
 
+  private[index] def firstAboveBranchFree(from: Int, until: Int, v: Long, orEqual: Boolean): Int =
+    if (!orEqual) firstAboveBranchFree(from, until, v)
+    else if (v == Long.MinValue) from
+    else firstAboveBranchFree(from, until, v - 1) // at or above v: above v - 1
+
   /** Halves the window n times whatever the keys, choosing the half by a conditional add. */
-  private[index] def firstAboveBranchFree(from: Int, until: Int, v: Long): Int = {
+  private def firstAboveBranchFree(from: Int, until: Int, v: Long): Int = {
     var base = from
     var n = until - from
     while (n > 1) {

@@ -18,6 +18,18 @@ class AsOfSearchSuite extends AnyFunSuite {
 
   private val extremes = Seq(Long.MinValue, Long.MinValue + 1, Long.MaxValue - 1, Long.MaxValue)
 
+  /** A sorted run of keys drawn from a small pool (duplicates; extremes at times), and a window of it. */
+  private final case class Window(pool: Seq[Long], keys: Array[Long], from: Int, until: Int)
+
+  private def window(random: Random, maxKeys: Int, values: Int, span: Int, extremesOneIn: Int): Window = {
+    val n = random.nextInt(maxKeys + 1)
+    val pool = (0 until values).map(_ => random.nextInt(span).toLong - span / 4) ++
+      (if (random.nextInt(extremesOneIn) == 0) extremes else Nil)
+    val keys = Array.fill(n)(pool(random.nextInt(pool.size))).sorted
+    val from = if (n == 0) 0 else random.nextInt(n)
+    Window(pool, keys, from, from + random.nextInt(n - from + 1))
+  }
+
   private def naive(keys: Array[Long], from: Int, until: Int, d: AsOfDirection, inclusive: Boolean, l: Long,
       lower: Option[Long], upper: Option[Long], boundsInclusive: Boolean): Int = {
     def inBounds(k: Long) = lower.forall(b => if (boundsInclusive) k >= b else k > b) &&
@@ -48,11 +60,7 @@ class AsOfSearchSuite extends AnyFunSuite {
   test("every direction, strict or not, with and without bounds, picks the defined candidate") {
     val random = new Random(26)
     for (_ <- 0 until 3000) {
-      val n = random.nextInt(12)
-      val pool = (0 until 8).map(_ => random.nextInt(10).toLong - 3) ++ (if (random.nextInt(4) == 0) extremes else Nil)
-      val keys = Array.fill(n)(pool(random.nextInt(pool.size))).sorted
-      val from = if (n == 0) 0 else random.nextInt(n)
-      val until = from + random.nextInt(n - from + 1)
+      val Window(pool, keys, from, until) = window(random, maxKeys = 11, values = 8, span = 10, extremesOneIn = 4)
       val l = pool(random.nextInt(pool.size))
       val lower = OptionWhen(random.nextBoolean())(pool(random.nextInt(pool.size)))
       val upper = OptionWhen(random.nextBoolean())(pool(random.nextInt(pool.size)))
@@ -73,18 +81,13 @@ class AsOfSearchSuite extends AnyFunSuite {
   test("both searches find the first time above (or at) v, whichever order the left times come in") {
     val random = new Random(27)
     for (_ <- 0 until 3000) {
-      val n = random.nextInt(40)
-      val pool = (0 until 6).map(_ => random.nextInt(20).toLong - 5) ++ (if (random.nextInt(3) == 0) extremes else Nil)
-      val keys = Array.fill(n)(pool(random.nextInt(pool.size))).sorted
-      val from = if (n == 0) 0 else random.nextInt(n)
-      val until = from + random.nextInt(n - from + 1)
+      val Window(pool, keys, from, until) = window(random, maxKeys = 39, values = 6, span = 20, extremesOneIn = 3)
       val v = pool(random.nextInt(pool.size))
       val search = new LongSearch(keys)
       for (orEqual <- Seq(true, false)) {
         val expected = (from until until).find(i => keys(i) > v || (orEqual && keys(i) == v)).getOrElse(until)
         assert(search.firstAboveBranching(from, until, v, orEqual) == expected)
-        val free = if (!orEqual) search.firstAboveBranchFree(from, until, v)
-          else if (v == Long.MinValue) from else search.firstAboveBranchFree(from, until, v - 1)
+        val free = search.firstAboveBranchFree(from, until, v, orEqual)
         assert(free == expected, s"keys=${keys.mkString(",")} [$from, $until) v=$v orEqual=$orEqual")
       }
     }
