@@ -24,6 +24,10 @@ private[rangejoin] final class LongSearch(keys: Array[Long]) {
   // 148-176 (1M) and 267-276 against 304-346 (2M). In a query, other work shares the cache: W2's
   // SEMI+residual (10M streamed keys in no order, 1M buffered) took 4.3-4.4 s branch-free against
   // 3.4-4.3 s branching (alternate runs, one session), so windows over 256K keys (2 MB) branch.
+  // A fence (every 16th key, searched branch-free in the cache, then one block of 16) won the
+  // microbenchmark at 1M keys (196 ns against 258 with each search waiting on the one before) but
+  // lost in that query (join stage 3.7-5.0 s against 3.5-4.0 s): the branch's speculative loads
+  // overlap the misses that a data-dependent search must wait for one by one.
   private[this] var previous = Long.MinValue
   private[this] var inOrder = 0
   private[this] var seen = 0

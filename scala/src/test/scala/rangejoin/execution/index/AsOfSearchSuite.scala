@@ -78,21 +78,6 @@ class AsOfSearchSuite extends AnyFunSuite {
     }
   }
 
-  test("both searches find the first time above (or at) v, whichever order the left times come in") {
-    val random = new Random(27)
-    for (_ <- 0 until 3000) {
-      val Window(pool, keys, from, until) = window(random, maxKeys = 39, values = 6, span = 20, extremesOneIn = 3)
-      val v = pool(random.nextInt(pool.size))
-      val search = new LongSearch(keys)
-      for (orEqual <- Seq(true, false)) {
-        val expected = (from until until).find(i => keys(i) > v || (orEqual && keys(i) == v)).getOrElse(until)
-        assert(search.firstAboveBranching(from, until, v, orEqual) == expected)
-        val free = search.firstAboveBranchFree(from, until, v, orEqual)
-        assert(free == expected, s"keys=${keys.mkString(",")} [$from, $until) v=$v orEqual=$orEqual")
-      }
-    }
-  }
-
   test("one search over many left rows, in order and then in none, picks the defined candidate throughout") {
     val random = new Random(28)
     val keys = Array.fill(5000)(random.nextInt(3000).toLong).sorted
