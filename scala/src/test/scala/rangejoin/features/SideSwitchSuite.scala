@@ -6,6 +6,7 @@ import org.apache.spark.sql.execution.WholeStageCodegenExec
 import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
+import rangejoin.execution.broadcast.SortedBroadcastExec
 import rangejoin.execution.sideswitch.SideSwitchExec
 /**
  * The side switch ([[SideSwitchExec]]): an inner range join over a large buffered side buffers
@@ -59,6 +60,20 @@ class SideSwitchSuite extends RangeJoinQueries {
       assertSwitched("SELECT * FROM low s JOIN big b ON s.k < b.k AND (s.id + b.id) % 97 = 0", swapped = false)
       assertSwitched("SELECT * FROM high s JOIN big b ON s.k <= b.k", swapped = true)
       assertSwitched("SELECT * FROM high s JOIN big b ON s.k < b.k AND s.id % 3 <> b.id % 4", swapped = true)
+    }
+  }
+
+  test("the rows the switch's filter drops before buffering the side are counted, in generated code or not") {
+    for (wholeStage <- Seq(true, false)) {
+      withSQLConf(always :+ (SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> wholeStage.toString): _*) {
+        // low.k > min(big.k) = 0 for the 198 rows with k in 1..99; the other 2,802 are dropped.
+        val df = assertSwitched("SELECT s.id, b.id FROM low s JOIN big b ON s.k > b.k", swapped = true)
+        val built = collect(df.queryExecution.executedPlan) {
+          case b: SortedBroadcastExec if b.metrics("numRows").value > 0 =>
+            (b.metrics("numRows").value, b.metrics("numRowsFiltered").value)
+        }
+        assert(built == Seq((198L, 2802L)), s"whole-stage codegen $wholeStage")
+      }
     }
   }
 

@@ -81,22 +81,15 @@ private[rangejoin] object DynamicFilter {
     case _ => plan
   }
 
-  /** The rows of `plan` that pass `filter`, counting those dropped in `skipped`. */
+  /**
+   * The rows of `plan` that pass `filter`, counting those dropped in `skipped`: in `plan`'s
+   * generated code where it has some ([[DynamicFilterExec]]).
+   */
   def filtered(plan: SparkPlan, filter: Resolved, key: Expression, skipped: SQLMetric): RDD[InternalRow] = {
-    val rows = source(plan, filter, key).execute()
+    val rows = source(plan, filter, key)
     filter.predicate match {
-      case None => rows
-      case Some(predicate) =>
-        val input = plan.output
-        rows.mapPartitionsWithIndex { (index, iter) =>
-          val keep = Predicate.create(predicate, input)
-          keep.initialize(index)
-          iter.filter { row =>
-            val kept = keep.eval(row)
-            if (!kept) skipped += 1
-            kept
-          }
-        }
+      case None => rows.execute()
+      case Some(predicate) => DynamicFilterExec(rows, predicate, skipped)
     }
   }
 
