@@ -171,11 +171,10 @@ private[rangejoin] final class PackedRows(total: Long) {
   private[this] var chunk: Array[Byte] = null
   private[this] var used = 0
   private[this] var remaining = if (total < 0) Long.MaxValue else total
-  // Where each row went: its array's number and its offset there. Appended with `addOne`, which
-  // takes an Int: `+=` is Growable's generic one and boxed every int (three per row).
-  private[this] val chunkOf = new scala.collection.mutable.ArrayBuilder.ofInt
-  private[this] val offsetOf = new scala.collection.mutable.ArrayBuilder.ofInt
-  private[this] val sizeOf = new scala.collection.mutable.ArrayBuilder.ofInt
+  // Where each row went: its array's number and its offset there.
+  private[this] val chunkOf = new PackedRows.Ints
+  private[this] val offsetOf = new PackedRows.Ints
+  private[this] val sizeOf = new PackedRows.Ints
   private[this] var added = 0
   private[this] var addedBytes = 0L
 
@@ -188,9 +187,9 @@ private[rangejoin] final class PackedRows(total: Long) {
       used = 0
     }
     Platform.copyMemory(row.getBaseObject, row.getBaseOffset, chunk, Platform.BYTE_ARRAY_OFFSET + used, size)
-    chunkOf += full.length
-    offsetOf += used
-    sizeOf += size
+    chunkOf.add(full.length)
+    offsetOf.add(used)
+    sizeOf.add(size)
     added += 1
     addedBytes += size
     used += size
@@ -221,6 +220,23 @@ private[rangejoin] final class PackedRows(total: Long) {
 }
 
 private[rangejoin] object PackedRows {
+
+  /**
+   * Ints appended one at a time, unboxed: 2.13's `ArrayBuilder.ofInt` takes them through
+   * Growable's generic `+=` (boxing three per row here), and 2.12's has no `addOne`.
+   */
+  private final class Ints {
+    private[this] var values = new Array[Int](64)
+    private[this] var n = 0
+
+    def add(v: Int): Unit = {
+      if (n == values.length) values = java.util.Arrays.copyOf(values, math.min(n.toLong * 2, Int.MaxValue - 8L).toInt)
+      values(n) = v
+      n += 1
+    }
+
+    def result(): Array[Int] = java.util.Arrays.copyOf(values, n)
+  }
 
   /** Reads rows packed by [[PackedRows]] back, in order, pointing into the arrays (no copy). */
   final class Reader(numFields: Int, sizes: Array[Int], chunks: Array[Array[Byte]]) {
