@@ -57,7 +57,7 @@ private[filter] object DynamicFilterExec {
    * can take a filter, over its rows otherwise.
    */
   def apply(plan: SparkPlan, predicate: Expression, skipped: SQLMetric): RDD[InternalRow] = plan match {
-    case stage: WholeStageCodegenExec if stage.child.isInstanceOf[CodegenSupport] =>
+    case stage: WholeStageCodegenExec =>
       WholeStageCodegenExec(DynamicFilterExec(predicate, stage.child, skipped))(stage.codegenStageId).execute()
     case other => filterRows(other.execute(), predicate, other.output, skipped)
   }
