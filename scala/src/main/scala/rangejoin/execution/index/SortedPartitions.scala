@@ -171,7 +171,7 @@ private[rangejoin] final class PackedRows(total: Long) {
   private[this] var chunk: Array[Byte] = null
   private[this] var used = 0
   private[this] var remaining = if (total < 0) Long.MaxValue else total
-  // Where each row went: its array's number and its offset there.
+  // Where each row went: its array's number, its offset there, and its size.
   private[this] val chunkOf = new PackedRows.Ints
   private[this] val offsetOf = new PackedRows.Ints
   private[this] val sizeOf = new PackedRows.Ints
