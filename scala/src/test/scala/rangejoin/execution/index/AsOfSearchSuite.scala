@@ -18,18 +18,6 @@ class AsOfSearchSuite extends AnyFunSuite {
 
   private val extremes = Seq(Long.MinValue, Long.MinValue + 1, Long.MaxValue - 1, Long.MaxValue)
 
-  /** A sorted run of keys drawn from a small pool (duplicates; extremes at times), and a window of it. */
-  private final case class Window(pool: Seq[Long], keys: Array[Long], from: Int, until: Int)
-
-  private def window(random: Random, maxKeys: Int, values: Int, span: Int, extremesOneIn: Int): Window = {
-    val n = random.nextInt(maxKeys + 1)
-    val pool = (0 until values).map(_ => random.nextInt(span).toLong - span / 4) ++
-      (if (random.nextInt(extremesOneIn) == 0) extremes else Nil)
-    val keys = Array.fill(n)(pool(random.nextInt(pool.size))).sorted
-    val from = if (n == 0) 0 else random.nextInt(n)
-    Window(pool, keys, from, from + random.nextInt(n - from + 1))
-  }
-
   private def naive(keys: Array[Long], from: Int, until: Int, d: AsOfDirection, inclusive: Boolean, l: Long,
       lower: Option[Long], upper: Option[Long], boundsInclusive: Boolean): Int = {
     def inBounds(k: Long) = lower.forall(b => if (boundsInclusive) k >= b else k > b) &&
@@ -60,7 +48,12 @@ class AsOfSearchSuite extends AnyFunSuite {
   test("every direction, strict or not, with and without bounds, picks the defined candidate") {
     val random = new Random(26)
     for (_ <- 0 until 3000) {
-      val Window(pool, keys, from, until) = window(random, maxKeys = 11, values = 8, span = 10, extremesOneIn = 4)
+      // A sorted run of keys drawn from a small pool (duplicates; extremes at times), and a window of it.
+      val n = random.nextInt(12)
+      val pool = (0 until 8).map(_ => random.nextInt(10).toLong - 2) ++ (if (random.nextInt(4) == 0) extremes else Nil)
+      val keys = Array.fill(n)(pool(random.nextInt(pool.size))).sorted
+      val from = if (n == 0) 0 else random.nextInt(n)
+      val until = from + random.nextInt(n - from + 1)
       val l = pool(random.nextInt(pool.size))
       val lower = OptionWhen(random.nextBoolean())(pool(random.nextInt(pool.size)))
       val upper = OptionWhen(random.nextBoolean())(pool(random.nextInt(pool.size)))
