@@ -27,7 +27,11 @@ private[rangejoin] final class LongSearch(keys: Array[Long]) {
   // A fence (every 16th key, searched branch-free in the cache, then one block of 16) won the
   // microbenchmark at 1M keys (196 ns against 258 with each search waiting on the one before) but
   // lost in that query (join stage 3.7-5.0 s against 3.5-4.0 s): the branch's speculative loads
-  // overlap the misses that a data-dependent search must wait for one by one.
+  // overlap the misses that a data-dependent search must wait for one by one. So did a table of
+  // buckets (a key's high bits above the smallest key: a direct load, then a search of the ~9
+  // keys of one bucket; branch wip/key-buckets): 36-50 ns against 205-272 in that loop at 1M
+  // keys, but in the query (async-profiler, 5 runs) the search's share of CPU went from 27% to
+  // 32%: the bucket's one or two lines still miss, and nothing runs ahead of them.
   private[this] var previous = Long.MinValue
   private[this] var inOrder = 0
   private[this] var seen = 0
