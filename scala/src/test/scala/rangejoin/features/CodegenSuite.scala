@@ -219,6 +219,35 @@ class CodegenSuite extends RangeJoinQueries {
       "AND (b OR d > 0.0D)", generated = true)
   }
 
+  test("a buffered BIGINT, timestamp or interval sort key the join reads comes from the sorted keys, as stock Spark") {
+    // The key column is read from the sorted keys when every buffered row has a key (and from its
+    // own array otherwise): next to it a column of other values the same residual reads, on
+    // either side, with duplicates and extremes; then the same side with a NULL key.
+    spark.range(0, 60, 1, 3).selectExpr("id AS aid", "id * 3 - 40 AS x", "TIMESTAMP_SECONDS(id * 3 - 40) AS t",
+      "make_dt_interval(0, 0, 0, id * 3 - 40) AS di").createOrReplaceTempView("lk")
+    sql(
+      """SELECT bid, k, v, TIMESTAMP_SECONDS(k) AS ts,
+        |  make_dt_interval(0, 0, 0, k) AS dk FROM VALUES
+        |  (1, 5L, 100L), (2, -7L, -3L), (3, 5L, 8L), (4, 60L, 1L), (5, -40L, 2L), (6, 0L, -9L),
+        |  (7, 13L, 13L), (8, 99L, 4L), (9, -1L, 7L), (10, 5L, 6L)
+        |AS t(bid, k, v)""".stripMargin).createOrReplaceTempView("bk0")
+    sql("SELECT * FROM bk0 UNION ALL SELECT 11, NULL, 5L, NULL, NULL").createOrReplaceTempView("bkn")
+    for (bk <- Seq("bk0", "bkn")) {
+      for ((query, generated) <- Seq(
+          s"SELECT /*+ BROADCAST(b) */ a.aid, b.k, b.v FROM lk a JOIN $bk b ON a.x > b.k AND (a.x + b.k + b.v) % 3 <> 0",
+          s"SELECT /*+ BROADCAST(b) */ a.aid, b.bid, b.k FROM lk a LEFT JOIN $bk b ON a.x >= b.k AND b.k + b.v > a.x - 20",
+          s"SELECT /*+ BROADCAST(b) */ a.aid FROM lk a LEFT SEMI JOIN $bk b ON a.x > b.k AND (a.x + b.k) % 4 = 0",
+          s"SELECT /*+ BROADCAST(b) */ a.aid FROM lk a LEFT ANTI JOIN $bk b ON a.x < b.k AND (a.x - b.k) % 5 <> 0",
+          s"SELECT /*+ BROADCAST(b) */ a.aid, b.k FROM lk a JOIN $bk b ON b.k >= a.x - 10 AND b.k < a.x + 10 AND b.v <> b.k",
+          s"SELECT /*+ BROADCAST(b) */ b.bid, b.k, a.aid FROM $bk b RIGHT JOIN lk a ON a.x > b.k AND (b.k + b.v) % 2 = 0",
+          s"SELECT /*+ BROADCAST(b) */ a.aid, b.ts FROM lk a JOIN $bk b ON a.t > b.ts AND second(b.ts) <> 13",
+          s"SELECT /*+ BROADCAST(b) */ a.aid, b.dk FROM lk a LEFT JOIN $bk b ON a.di >= b.dk AND b.dk <> INTERVAL '5' SECOND"
+        ).map(_ -> true)) {
+        assertThreeWays(query, generated)
+      }
+    }
+  }
+
   test("an outer join whose streamed side is too wide for a method's parameters runs interpreted") {
     // 90 nullable bigints take 271 parameter slots, past the JVM's 255 (and under Spark's 100
     // fields for whole-stage codegen): the left join is interpreted, the inner join generated.

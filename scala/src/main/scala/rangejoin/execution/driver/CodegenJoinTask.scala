@@ -63,8 +63,20 @@ private[rangejoin] final class CodegenJoinTask(spec: JoinSpec, buffer: SortedBuf
   /** The buffered rows by position, for columns generated code does not read from arrays. */
   def rows: Array[InternalRow] = buffer.rows
 
-  /** Buffered column `ordinal` as an array of `javaType`: see [[rangejoin.execution.index.BufferedColumns]]. */
-  def values(ordinal: Int, javaType: String): AnyRef = buffer.columns.values(ordinal, javaType)
+  // The sort key's column, when its sorted keys are its values and every row has one (so that
+  // the keys line up with the rows); -1 otherwise.
+  private[this] val keyColumn: Int =
+    if (sorted && buffer.storedKeys.numElements() == buffer.numRows) spec.keyColumn.getOrElse(-1) else -1
+
+  /**
+   * Buffered column `ordinal` as an array of `javaType`: see [[rangejoin.execution.index.BufferedColumns]].
+   * The sort key's column is the sorted keys themselves: a candidate's key is then read from the
+   * cache line its search has just loaded, where a copy of the column costs a miss of its own
+   * (W2's SEMI + residual `(s.k + o.k) % 1 = 0`, 10M rows searched in 1M: 2.05/2.23 s best/median
+   * against 2.52/2.71, alternated in one JVM, 8 runs each).
+   */
+  def values(ordinal: Int, javaType: String): AnyRef =
+    if (ordinal == keyColumn && javaType == "long") buffer.longKeys else buffer.columns.values(ordinal, javaType)
 
   /** Whether each buffered row's column `ordinal` is NULL; null when none is. */
   def nulls(ordinal: Int): Array[Boolean] = buffer.columns.nulls(ordinal)

@@ -5,6 +5,7 @@ import scala.collection.mutable.ArrayBuffer
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, BoundReference, Expression, JoinedRow, Predicate, UnsafeProjection}
 import org.apache.spark.sql.execution.metric.SQLMetric
+import org.apache.spark.sql.types.{DayTimeIntervalType, LongType, TimestampNTZType, TimestampType}
 
 import rangejoin.condition.{IndexSpec, KeyTypes, OrientedPredicate}
 import rangejoin.execution.index.{BandRunFinder, CandidateFinder, EveryRowFinder, IntervalFinder, KeyCodec, KeyGroups, PerKeyFinder, SegmentOf, SortedBuffer, SortedKeys, SortedRunFinder}
@@ -30,6 +31,18 @@ private[rangejoin] final case class JoinSpec(
     streamedIsLeft: Boolean) {
 
   private def streamedOutput: Seq[Attribute] = if (streamedIsLeft) left else right
+
+  /**
+   * The buffered column that is the sort key itself, of a type whose sorted keys are its own
+   * values as longs ([[SortedBuffer.longKeys]]), if there is one: generated code reads it from
+   * those keys (see [[CodegenJoinTask.values]]).
+   */
+  def keyColumn: Option[Int] =
+    BindReferences.bindReference(index.sortPredicate.bufferedKey, if (streamedIsLeft) right else left) match {
+      case BoundReference(ordinal, LongType | TimestampType | TimestampNTZType | _: DayTimeIntervalType, _) =>
+        Some(ordinal)
+      case _ => None
+    }
 
   /**
    * Joins one partition of streamed rows with the buffer. With `marks`, records which buffered
