@@ -47,6 +47,15 @@ private[rangejoin] object KeyTypes {
   }
 
   /**
+   * Whether a key of this type is its own value as a long (read with getLong): sorted keys of it
+   * are then the column's values themselves.
+   */
+  def ownLong(keyType: DataType): Boolean = keyType match {
+    case LongType | TimestampType | TimestampNTZType | _: DayTimeIntervalType => true
+    case t => FeatureShims.isTimeType(t)
+  }
+
+  /**
    * Reads a key of this type as a long that orders exactly as Spark orders the key, for the types
    * whose order is a long's.
    */
@@ -55,9 +64,7 @@ private[rangejoin] object KeyTypes {
     case ByteType => Some((r, i) => r.getByte(i).toLong)
     case ShortType => Some((r, i) => r.getShort(i).toLong)
     case IntegerType | DateType | _: YearMonthIntervalType => Some((r, i) => r.getInt(i).toLong)
-    case LongType | TimestampType | TimestampNTZType | _: DayTimeIntervalType =>
-      Some((r, i) => r.getLong(i))
-    case t if FeatureShims.isTimeType(t) => Some((r, i) => r.getLong(i))
+    case t if ownLong(t) => Some((r, i) => r.getLong(i))
     case FloatType => Some((r, i) => sortableDouble(r.getFloat(i).toDouble))
     case DoubleType => Some((r, i) => sortableDouble(r.getDouble(i)))
     case d: DecimalType if d.precision <= Decimal.MAX_LONG_DIGITS =>

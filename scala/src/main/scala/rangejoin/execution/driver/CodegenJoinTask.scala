@@ -72,8 +72,7 @@ private[rangejoin] final class CodegenJoinTask(spec: JoinSpec, buffer: SortedBuf
    * Buffered column `ordinal` as an array of `javaType`: see [[rangejoin.execution.index.BufferedColumns]].
    * The sort key's column is the sorted keys themselves: a candidate's key is then read from the
    * cache line its search has just loaded, where a copy of the column costs a miss of its own
-   * (W2's SEMI + residual `(s.k + o.k) % 1 = 0`, 10M rows searched in 1M: 2.05/2.23 s best/median
-   * against 2.52/2.71, alternated in one JVM, 8 runs each).
+   * (docs/design.md, "Buffered columns from arrays").
    */
   def values(ordinal: Int, javaType: String): AnyRef =
     if (ordinal == keyColumn && javaType == "long") buffer.longKeys else buffer.columns.values(ordinal, javaType)

@@ -5,7 +5,6 @@ import scala.collection.mutable.ArrayBuffer
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, BoundReference, Expression, JoinedRow, Predicate, UnsafeProjection}
 import org.apache.spark.sql.execution.metric.SQLMetric
-import org.apache.spark.sql.types.{DayTimeIntervalType, LongType, TimestampNTZType, TimestampType}
 
 import rangejoin.condition.{IndexSpec, KeyTypes, OrientedPredicate}
 import rangejoin.execution.index.{BandRunFinder, CandidateFinder, EveryRowFinder, IntervalFinder, KeyCodec, KeyGroups, PerKeyFinder, SegmentOf, SortedBuffer, SortedKeys, SortedRunFinder}
@@ -32,17 +31,17 @@ private[rangejoin] final case class JoinSpec(
 
   private def streamedOutput: Seq[Attribute] = if (streamedIsLeft) left else right
 
+  private def bufferedOutput: Seq[Attribute] = if (streamedIsLeft) right else left
+
   /**
    * The buffered column that is the sort key itself, of a type whose sorted keys are its own
-   * values as longs ([[SortedBuffer.longKeys]]), if there is one: generated code reads it from
-   * those keys (see [[CodegenJoinTask.values]]).
+   * values as longs ([[KeyTypes.ownLong]], [[SortedBuffer.longKeys]]), if there is one: generated
+   * code reads it from those keys (see [[CodegenJoinTask.values]]).
    */
-  def keyColumn: Option[Int] =
-    BindReferences.bindReference(index.sortPredicate.bufferedKey, if (streamedIsLeft) right else left) match {
-      case BoundReference(ordinal, LongType | TimestampType | TimestampNTZType | _: DayTimeIntervalType, _) =>
-        Some(ordinal)
-      case _ => None
-    }
+  def keyColumn: Option[Int] = BindReferences.bindReference(index.sortPredicate.bufferedKey, bufferedOutput) match {
+    case BoundReference(ordinal, keyType, _) if KeyTypes.ownLong(keyType) => Some(ordinal)
+    case _ => None
+  }
 
   /**
    * Joins one partition of streamed rows with the buffer. With `marks`, records which buffered
