@@ -137,8 +137,9 @@ class CodegenSuite extends RangeJoinQueries {
 
   test("a semi, anti or existence join whose residual raises replays the row in Spark's order, in generated code") {
     // r's broadcast order: b = 10, then 5 (one partition). For l.id = 1 the residual divides by
-    // zero on b = 5, the first candidate in key order, and passes on b = 10, the first Spark
-    // tries: the row matches. With b = 5 first in broadcast order, Spark itself divides by zero.
+    // zero on b = 10, the first candidate rangejoin tries (the fixed end of the run l.id < r.b:
+    // index.FixedEndFirstFinder), and passes on b = 5: Spark, trying b = 10 first, divides by
+    // zero. With b = 5 first in broadcast order, Spark's first try passes: the row matches.
     def outcome(query: String, conf: (String, String)*): Either[String, Seq[String]] = withConf(conf: _*) {
       scala.util.Try(rowsOf(sql(query))).toEither.left.map { e =>
         Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).collectFirst {
@@ -148,7 +149,7 @@ class CodegenSuite extends RangeJoinQueries {
     }
     for (order <- Seq("15 - id", "id")) {
       val r = s"(SELECT $order AS b FROM range(5, 11, 5, 1))"
-      val on = "l.id < r.b AND 10 / (r.b - l.id - 4) > 0"
+      val on = "l.id < r.b AND 10 / (r.b - l.id - 9) < 0"
       for (query <- Seq(
           s"SELECT /*+ BROADCAST(r) */ * FROM range(1, 3) l LEFT SEMI JOIN $r r ON $on",
           s"SELECT /*+ BROADCAST(r) */ * FROM range(1, 3) l LEFT ANTI JOIN $r r ON $on",

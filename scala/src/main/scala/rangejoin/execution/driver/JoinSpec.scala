@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Bou
 import org.apache.spark.sql.execution.metric.SQLMetric
 
 import rangejoin.condition.{IndexSpec, KeyTypes, OrientedPredicate}
-import rangejoin.execution.index.{BandRunFinder, CandidateFinder, EveryRowFinder, IntervalFinder, KeyCodec, KeyGroups, PerKeyFinder, SegmentOf, SortedBuffer, SortedKeys, SortedRunFinder}
+import rangejoin.execution.index.{BandRunFinder, CandidateFinder, EveryRowFinder, FixedEndFirstFinder, IntervalFinder, KeyCodec, KeyGroups, PerKeyFinder, SegmentOf, SortedBuffer, SortedKeys, SortedRunFinder}
 /**
  * What a task needs to run its part of a piecewise merge join, and nothing of the plan: it is
  * shipped to executors in task closures.
@@ -148,6 +148,15 @@ private[rangejoin] final case class JoinSpec(
   def probes(buffer: SortedBuffer): Boolean =
     if (index.sortPredicate.streamedKeyFirst) buffer.numRows > 0 else buffer.storedKeys.numElements() > 0
 
+  /**
+   * Whether any one passing candidate decides a streamed row, whichever it is: a semi, anti or
+   * existence join of the streamed rows, with a residual. The order candidates are tried in then
+   * shows only where the residual raises an error, and there the row is replayed in stock Spark's
+   * order ([[SparkOrder]]) whatever the finder's.
+   */
+  private def anyPassDecides: Boolean =
+    !semantics.emitsPairs && !semantics.needsBufferedMatches && residual.nonEmpty
+
   private def finderOver(
       buffer: SortedBuffer,
       probesOf: Seq[OrientedPredicate] => (InternalRow => InternalRow, Int),
@@ -164,7 +173,8 @@ private[rangejoin] final case class JoinSpec(
     val within = index.base match {
       case IndexSpec.SortedRun(bound) =>
         val (keyOf, ordinal) = probesOf(Seq(bound))
-        new SortedRunFinder(keys, bound.op, keyOf, ordinal, probe)
+        val run = new SortedRunFinder(keys, bound.op, keyOf, ordinal, probe)
+        if (anyPassDecides) new FixedEndFirstFinder(run, FixedEndFirstFinder.Tries) else run
       case IndexSpec.BandRun(lower, upper) =>
         new BandRunFinder(keys, lower.op, keys, upper.op, probesOf(Seq(lower, upper))._1, probe)
       case IndexSpec.IntervalIndex(lower, upper) =>

@@ -70,24 +70,40 @@ private[rangejoin] final class SortedRunFinder(
     keyOrdinal: Int,
     probe: Boolean) extends RunFinder {
 
-  private[this] val runIsSuffix = op == RangeOp.Lt || op == RangeOp.Le
+  /** Whether the run is a suffix of the window (buffered keys above the streamed one), else a prefix. */
+  val runIsSuffix: Boolean = op == RangeOp.Lt || op == RangeOp.Le
   private[this] val boundaryIncludesEqual = op == RangeOp.Le || op == RangeOp.Gt
 
-  override protected def locate(streamed: InternalRow): Unit = {
-    if (probe && keys.load(streamedKey(streamed), keyOrdinal)) {
-      val boundary = keys.boundary(boundaryIncludesEqual)
-      if (runIsSuffix) {
-        start = boundary
-        end = keys.until
-      } else {
-        start = keys.from
-        end = boundary
-      }
-    } else {
+  override protected def locate(streamed: InternalRow): Unit =
+    if (load(streamed)) searchLoaded() else {
       start = 0
       end = 0
     }
-  }
+
+  /** Loads the streamed row's key; false when it has no candidates (a NULL key, or no probe). */
+  def load(streamed: InternalRow): Boolean = probe && keys.load(streamedKey(streamed), keyOrdinal)
+
+  /** The run of the key [[load]] loaded: the binary search for its boundary. */
+  def searchLoaded(): Unit = setRun(keys.boundary(boundaryIncludesEqual))
+
+  /** As [[searchLoaded]], where the caller knows the boundary is in [lo, hi] (hi: none of [lo, hi) above). */
+  def searchLoadedWithin(lo: Int, hi: Int): Unit = setRun(keys.firstAboveIn(lo, hi, boundaryIncludesEqual))
+
+  private def setRun(boundary: Int): Unit =
+    if (runIsSuffix) {
+      start = boundary
+      end = keys.until
+    } else {
+      start = keys.from
+      end = boundary
+    }
+
+  /** Whether position i of the window is a candidate of the loaded key: one comparison, no search. */
+  def isCandidate(i: Int): Boolean = keys.isAbove(i, boundaryIncludesEqual) == runIsSuffix
+
+  /** The window the run is in: [windowFrom, windowUntil). */
+  def windowFrom: Int = keys.from
+  def windowUntil: Int = keys.until
 
   /** The run's first position: what the old contiguous-run contract called `from`. */
   def from: Int = start

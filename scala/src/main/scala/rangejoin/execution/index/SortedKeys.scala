@@ -72,6 +72,9 @@ private[rangejoin] abstract class SortedKeys {
     firstAbove(first + 1, end - 1, orEqual)
   }
 
+  /** [[firstAbove]], for a finder that knows the boundary lies in [lo, hi]. */
+  final def firstAboveIn(lo: Int, hi: Int, orEqual: Boolean): Int = firstAbove(lo, hi, orEqual)
+
   /** The first index of [lo, hi) whose key is above the probe (at or above, `orEqual`); `hi` if none. */
   protected def firstAbove(lo: Int, hi: Int, orEqual: Boolean): Int = {
     var a = lo

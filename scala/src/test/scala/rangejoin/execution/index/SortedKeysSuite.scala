@@ -109,6 +109,36 @@ class SortedKeysSuite extends AnyFunSuite {
             s"Spark accepts ${expected.toSeq.sorted} of keys ${bufferedKeys.map(show)}")
         assert(finder.until <= keyed || finder.from >= finder.until, s"$context: a run reaches a NULL key")
       }
+      checkFixedEndFirst(dataType, probes, holds, bufferedKeys, finderFor(buffer, dataType, op), s"$context, $op")
+    }
+  }
+
+  /**
+   * The existence joins' finder finds the same candidates as the run, each once, in its own
+   * order: row after row, some rows left after a few candidates (as a passing one leaves them),
+   * over enough rows that most need the search after their tries, so it also searches first.
+   */
+  private def checkFixedEndFirst(
+      dataType: DataType,
+      probes: Seq[Any],
+      holds: (Any, Any) => Boolean,
+      bufferedKeys: IndexedSeq[Any],
+      run: SortedRunFinder,
+      context: String): Unit = {
+    val finder = new FixedEndFirstFinder(run, FixedEndFirstFinder.Tries)
+    val rnd = new Random(context.hashCode)
+    val rows = Seq.fill(2)(probes).flatten ++ Seq.fill(2 * FixedEndFirstFinder.Block / probes.size + 1)(probes).flatten
+    for ((probe, r) <- rows.zipWithIndex) {
+      finder.find(new GenericInternalRow(Array[Any](probe)))
+      val expected = bufferedKeys.indices.filter(i => holds(probe, bufferedKeys(i)))
+      val leaveAfter = if (r % 3 == 0) rnd.nextInt(FixedEndFirstFinder.Tries + 2) else Int.MaxValue
+      val found = Iterator.continually(finder.next()).takeWhile(_ >= 0).take(leaveAfter).toSeq
+      if (leaveAfter == Int.MaxValue) {
+        assert(found.sorted == expected, s"$context: row $r, probe $probe found $found, Spark accepts $expected")
+      } else {
+        assert(found.distinct == found && found.forall(expected.contains),
+          s"$context: row $r, probe $probe found $found (left after $leaveAfter), Spark accepts $expected")
+      }
     }
   }
 
