@@ -31,8 +31,9 @@ private[rangejoin] sealed abstract class IndexSpec(val name: String) extends Ser
   /** The index each search runs: this one, or the one within a key's segment. */
   def base: IndexSpec = this
   /**
-   * Whether every search finds one run of positions ([[rangejoin.execution.index.CandidateFinder.isRun]]), which generated
-   * code can walk as a counted loop; an unsorted buffer's every-row finder is one run too.
+   * Whether every search of this index finds one run of positions
+   * ([[rangejoin.execution.index.CandidateFinder.isRun]]); an unsorted buffer's every-row finder is
+   * one run too. A join's finder may still walk a run in another order: JoinSpec.findsRuns.
    */
   def findsRuns: Boolean = base match {
     case _: IndexSpec.SortedRun | _: IndexSpec.BandRun => true

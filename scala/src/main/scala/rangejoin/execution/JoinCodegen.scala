@@ -203,7 +203,7 @@ private[execution] trait JoinCodegen extends CodegenSupport {
    * and once more, after it, for the padding. So the loop, where an output-heavy join spends its
    * time, carries no padding (docs/design.md measures the difference on W4).
    *
-   * Where every search finds a run (IndexSpec.findsRuns), the loop is a counted one over the
+   * Where every search finds a run (JoinSpec.findsRuns), the loop is a counted one over the
    * run's positions, as Spark's BroadcastNestedLoopJoin walks its array; otherwise it walks the
    * finder's candidates.
    */
@@ -233,7 +233,7 @@ private[execution] trait JoinCodegen extends CodegenSupport {
        |  $produced++;
        |  $emitPair
      """.stripMargin
-    val loop = if (joinSpec.index.findsRuns) {
+    val loop = if (joinSpec.findsRuns) {
       val end = ctx.freshName("runEnd")
       s"""
          |int $end = $task.runUntil();
@@ -334,7 +334,7 @@ private[execution] trait JoinCodegen extends CodegenSupport {
   private def decide(ctx: CodegenContext, input: Seq[ExprCode], task: String, looked: String, keys: String): String = {
     val terms = candidateTerms(ctx, input, task)
     import terms._
-    // A residual that raises on a candidate met in key order: the task replays the row's
+    // A residual that raises on a candidate met in the finder's order: the task replays the row's
     // candidates in stock Spark's order (driver.SparkOrder), which decides it, or raises.
     val replay = if (residual.forall(CannotFail(_))) None else {
       ctx.INPUT_ROW = null

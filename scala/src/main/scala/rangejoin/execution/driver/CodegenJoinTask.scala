@@ -52,7 +52,7 @@ private[rangejoin] final class CodegenJoinTask(spec: JoinSpec, buffer: SortedBuf
   /**
    * Whether the streamed row (`streamed`, its probe keys `keys`) has a passing pair, its
    * candidates tried in stock Spark's order ([[SparkOrder]]): called by generated code once the
-   * residual raised `error` on a candidate met in key order. The search starts again.
+   * residual raised `error` on a candidate met in the finder's order. The search starts again.
    */
   def passesInSparkOrder(keys: InternalRow, streamed: InternalRow, error: Throwable): Boolean = {
     if (!NonFatal(error)) throw error

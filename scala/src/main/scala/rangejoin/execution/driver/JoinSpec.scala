@@ -157,6 +157,13 @@ private[rangejoin] final case class JoinSpec(
   private def anyPassDecides: Boolean =
     !semantics.emitsPairs && !semantics.needsBufferedMatches && residual.nonEmpty
 
+  /**
+   * Whether every search of this join's finder finds one run of positions
+   * ([[CandidateFinder.isRun]]), which generated code can walk as a counted loop: the index's
+   * runs, unless the join tries the run's fixed end first.
+   */
+  def findsRuns: Boolean = index.findsRuns && !anyPassDecides
+
   private def finderOver(
       buffer: SortedBuffer,
       probesOf: Seq[OrientedPredicate] => (InternalRow => InternalRow, Int),
@@ -174,7 +181,7 @@ private[rangejoin] final case class JoinSpec(
       case IndexSpec.SortedRun(bound) =>
         val (keyOf, ordinal) = probesOf(Seq(bound))
         val run = new SortedRunFinder(keys, bound.op, keyOf, ordinal, probe)
-        if (anyPassDecides) new FixedEndFirstFinder(run, FixedEndFirstFinder.Tries) else run
+        if (anyPassDecides) new FixedEndFirstFinder(run) else run
       case IndexSpec.BandRun(lower, upper) =>
         new BandRunFinder(keys, lower.op, keys, upper.op, probesOf(Seq(lower, upper))._1, probe)
       case IndexSpec.IntervalIndex(lower, upper) =>

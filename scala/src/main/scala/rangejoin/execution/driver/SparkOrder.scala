@@ -6,7 +6,7 @@ import rangejoin.execution.index.{CandidateFinder, SortedBuffer}
  * Stock Spark's order of a streamed row's candidates, for the one case where it matters: a semi,
  * anti or existence join decides a row by its first passing pair, and a residual that can fail
  * raised an error on some candidate. Spark tries the buffered rows in broadcast order (the
- * buffer's origins), rangejoin in key order; the error is Spark's only if Spark would reach it
+ * buffer's origins), rangejoin in its finder's order; the error is Spark's only if Spark would reach it
  * before a passing pair. Both the interpreted driver and generated code replay through here,
  * only once a residual has actually failed.
  */

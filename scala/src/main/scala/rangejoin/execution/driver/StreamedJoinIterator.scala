@@ -30,8 +30,9 @@ import rangejoin.execution.index.{CandidateFinder, SortedBuffer}
  * `examined` counts the candidates looked at one by one (a run settled whole counts none): beside
  * the output rows it shows how much the index saved, or did not.
  *
- * Semi, anti and existence rows are decided by their first passing pair, found in key order.
- * Stock Spark tries the buffered rows in broadcast order instead, so if the residual raises an
+ * Semi, anti and existence rows are decided by their first passing pair, found in the finder's
+ * order (key order, or the run's fixed end first: index.FixedEndFirstFinder). Stock Spark tries
+ * the buffered rows in broadcast order instead, so if the residual raises an
  * error here, the candidates are replayed in Spark's order: the error stands only if Spark would
  * reach it before a passing pair. That costs nothing until a residual actually fails.
  */

@@ -13,9 +13,9 @@ import org.apache.spark.sql.catalyst.InternalRow
  *   candidates (one comparison each, no search); a try that is not one bounds b between it and
  *   the try before; then b's search, in that gap only, and the rest of the run
  * }}}
- * The fixed end of a suffix run is the window's last position, of a prefix its first, so the
- * tried positions are the same for every streamed row, and in cache, where the steps of a search
- * over a large buffer miss it. Where the residual passes often (W2's SEMI+residual: 1 candidate
+ * The fixed end of a suffix run is the window's last position, of a prefix its first, so without
+ * equality keys the tried positions are the same for every streamed row, and in cache, where the
+ * steps of a search over a large buffer miss it. Where the residual passes often (W2's SEMI+residual: 1 candidate
  * in 3), a few tries decide most rows and the search is never made; spread out, the tries are
  * not neighbours, whose keys (and so the residual's answer) are often alike. Each candidate is
  * found once; the order differs from a run's, which only a residual that raises could tell, and
@@ -25,9 +25,8 @@ import org.apache.spark.sql.catalyst.InternalRow
  * most of which the tries did not decide, the finder searches first for the next blocks, then
  * tries again.
  */
-private[rangejoin] final class FixedEndFirstFinder(run: SortedRunFinder, tries: Int) extends CandidateFinder {
+private[rangejoin] final class FixedEndFirstFinder(run: SortedRunFinder) extends CandidateFinder {
   import FixedEndFirstFinder._
-  require(tries > 0 && tries < 31, s"tries $tries")
 
   private[this] var state = Done
   // Positions at distance 1, 2, 4, ... 2^(tried - 1) from the fixed end have been found.
@@ -67,7 +66,7 @@ private[rangejoin] final class FixedEndFirstFinder(run: SortedRunFinder, tries: 
       val p = at(1 << tried)
       if (p >= run.windowFrom && p < run.windowUntil && run.isCandidate(p)) {
         tried += 1
-        if (tried == tries) {
+        if (tried == Tries) {
           // Every try a candidate: the boundary lies beyond the last, anywhere in the window.
           run.searchLoaded()
           walk()

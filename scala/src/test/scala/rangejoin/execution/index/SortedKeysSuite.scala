@@ -125,7 +125,7 @@ class SortedKeysSuite extends AnyFunSuite {
       bufferedKeys: IndexedSeq[Any],
       run: SortedRunFinder,
       context: String): Unit = {
-    val finder = new FixedEndFirstFinder(run, FixedEndFirstFinder.Tries)
+    val finder = new FixedEndFirstFinder(run)
     val rnd = new Random(context.hashCode)
     val rows = Seq.fill(2)(probes).flatten ++ Seq.fill(2 * FixedEndFirstFinder.Block / probes.size + 1)(probes).flatten
     for ((probe, r) <- rows.zipWithIndex) {
