@@ -21,6 +21,7 @@ val sparkTestJarsVersion = sparkLine.testJars
  */
 def secondTestGroup(suite: String): Boolean =
   (if (sys.env.get("RANGEJOIN_TESTS").exists(Set("fast", "smoke"))) Set(
+    "rangejoin.execution.index.SortedKeysSuite",
     "rangejoin.differential.FileScanDifferentialSuite",
     "rangejoin.differential.KeyedExistenceDifferentialSuite",
     "rangejoin.differential.AsOfDifferentialSuite",

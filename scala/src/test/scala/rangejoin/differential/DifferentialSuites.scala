@@ -12,9 +12,8 @@ import rangejoin.RangeJoinConf
  *    differential family, every n-th case, spread over its cases so that every join form, key
  *    type and shape the family rotates through still occurs;
  *  - `full` (`make test` on Spark 4.3): of each family, its variants (AQE, code generation,
- *    ANSI off, ...) and the local-cluster suites a seeded half of the cases (of the as-of family
- *    a third, of each file-scan encoding's queries a third), drawn at random so that no dimension
- *    their order rotates through is dropped;
+ *    ANSI off, ...) and the local-cluster suites a seeded third of the cases (of the as-of family
+ *    a sixth), drawn at random so that no dimension their order rotates through is dropped;
  *  - `all` (`make test-all`): every case of every family.
  */
 object Tier {
@@ -42,10 +41,7 @@ object Tier {
       cases.indices.collect { case i if kept(i) => cases(i) }
     }
 
-  /** Half of `size`, rounded up: the full tier's share of most families. */
-  def half(size: Int): Int = (size + 1) / 2
-
-  /** A third of `size`, rounded up: the full tier's share of the costliest cases. */
+  /** A third of `size`, rounded up: the full tier's share of each family. */
   def third(size: Int): Int = (size + 2) / 3
 }
 
@@ -102,12 +98,12 @@ abstract class DifferentialSuite(cases: Seq[DifferentialCase])
   override protected def summary: String = runner.summary(getClass.getSimpleName)
 
   /**
-   * Whether the full tier runs a seeded half of the cases (every suite's but a slice that no
+   * Whether the full tier runs a seeded third of the cases (every suite's but a slice that no
    * other suite of the family covers); `make test-all` runs them all.
    */
-  protected def halfInFullTier: Boolean = true
+  protected def sampledInFullTier: Boolean = true
 
-  Tier.sample(cases, full = if (halfInFullTier) Tier.half(cases.size) else Int.MaxValue)
+  Tier.sample(cases, full = if (sampledInFullTier) Tier.third(cases.size) else Int.MaxValue)
     .foreach { c => test(c.toString)(runner.check(c, variant)) }
 }
 
@@ -122,8 +118,7 @@ abstract class DistributedDifferentialSuite extends AnyFunSuite with ClusterDiff
 
   override protected def summary: Option[String] = Some(runner.summary(getClass.getSimpleName))
 
-  // The full tier a seeded third: each case here costs several of the local suites' (tasks and
-  // broadcasts crossing JVMs), and the local suites run the same families.
+  // The full tier a seeded third, as the local suites of the same families.
   protected def check(label: String, cases: Seq[DifferentialCase], conf: (String, String)*): Unit =
     Tier.sample(cases, full = Tier.third(cases.size)).foreach { c => test(s"$label: $c")(runner.check(c, conf)) }
 

@@ -186,7 +186,7 @@ class KeyedShuffledDifferentialSuite extends DifferentialSuite(KeyedShuffled.cas
 
 class KeyedShuffledCodegenOffSuite extends DifferentialSuite(KeyedShuffled.cases(2).filter(_.index % 3 == 2)) with CodegenOff {
   // The family's other third: these shapes run only here.
-  override protected def halfInFullTier: Boolean = false
+  override protected def sampledInFullTier: Boolean = false
 }
 
 /** The same cases across two executor JVMs (`local-cluster`), adaptive execution on and off. */

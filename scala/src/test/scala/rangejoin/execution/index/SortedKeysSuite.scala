@@ -94,12 +94,12 @@ class SortedKeysSuite extends AnyFunSuite {
     val bufferedKeys = (0 until buffer.numRows).map(i => valueAt(buffer.row(i), 0, dataType))
     val keyed = buffer.storedKeys.numElements()
     for (op <- RangeOp.all) {
-      val holds = sparkHolds(op, dataType)
+      val accepted = acceptedBy(sparkHolds(op, dataType), bufferedKeys)
       val finder = finderFor(buffer, dataType, op)
       for (probe <- probes) {
         finder.find(new GenericInternalRow(Array[Any](probe)))
         val run = (finder.from until finder.until).toSet
-        val expected = bufferedKeys.indices.filter(i => holds(probe, bufferedKeys(i))).toSet
+        val expected = accepted(probe).toSet
         def show(v: Any) = v match {
           case bytes: Array[Byte] => bytes.mkString("[", ",", "]")
           case other => String.valueOf(other)
@@ -109,8 +109,18 @@ class SortedKeysSuite extends AnyFunSuite {
             s"Spark accepts ${expected.toSeq.sorted} of keys ${bufferedKeys.map(show)}")
         assert(finder.until <= keyed || finder.from >= finder.until, s"$context: a run reaches a NULL key")
       }
-      checkFixedEndFirst(dataType, probes, holds, bufferedKeys, finderFor(buffer, dataType, op), s"$context, $op")
+      checkFixedEndFirst(probes, accepted, finderFor(buffer, dataType, op), s"$context, $op")
     }
+  }
+
+  /**
+   * The buffered rows Spark's comparison accepts for a probe, evaluated once per probe object:
+   * the largest buffers are probed with the same few probes hundreds of times. By identity, not
+   * equality, so that -0.0 and 0.0 (equal in Scala) or two NaNs are each evaluated themselves.
+   */
+  private def acceptedBy(holds: (Any, Any) => Boolean, bufferedKeys: IndexedSeq[Any]): Any => IndexedSeq[Int] = {
+    val memo = new java.util.IdentityHashMap[Any, IndexedSeq[Int]]()
+    probe => memo.computeIfAbsent(probe, _ => bufferedKeys.indices.filter(i => holds(probe, bufferedKeys(i))))
   }
 
   /**
@@ -119,10 +129,8 @@ class SortedKeysSuite extends AnyFunSuite {
    * over enough rows that most need the search after their tries, so it also searches first.
    */
   private def checkFixedEndFirst(
-      dataType: DataType,
       probes: Seq[Any],
-      holds: (Any, Any) => Boolean,
-      bufferedKeys: IndexedSeq[Any],
+      accepted: Any => IndexedSeq[Int],
       run: SortedRunFinder,
       context: String): Unit = {
     val finder = new FixedEndFirstFinder(run)
@@ -130,7 +138,7 @@ class SortedKeysSuite extends AnyFunSuite {
     val rows = Seq.fill(2)(probes).flatten ++ Seq.fill(2 * FixedEndFirstFinder.Block / probes.size + 1)(probes).flatten
     for ((probe, r) <- rows.zipWithIndex) {
       finder.find(new GenericInternalRow(Array[Any](probe)))
-      val expected = bufferedKeys.indices.filter(i => holds(probe, bufferedKeys(i)))
+      val expected = accepted(probe)
       val leaveAfter = if (r % 3 == 0) rnd.nextInt(FixedEndFirstFinder.Tries + 2) else Int.MaxValue
       val found = Iterator.continually(finder.next()).takeWhile(_ >= 0).take(leaveAfter).toSeq
       if (leaveAfter == Int.MaxValue) {
