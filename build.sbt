@@ -179,6 +179,12 @@ lazy val root = (project in file("."))
       Tags.limitAll(math.max(2, java.lang.Runtime.getRuntime.availableProcessors)),
       Tags.limit(Tags.ForkedTestGroup, 2),
       Tags.exclusiveGroup(Tags.Clean)),
+    // The fast and smoke tiers (the other lines in `make test`) run small queries, each planned
+    // and compiled once: with the JIT's first tier only, their test JVMs spend about a quarter
+    // less CPU (4.0's smoke tier: 5m22s of CPU against 6m58s, 3m31s of wall against 3m40s).
+    // The full tier keeps both tiers: its larger joins need the optimizing compiler.
+    Test / javaOptions ++= (if (sys.env.get("RANGEJOIN_TESTS").exists(Set("fast", "smoke")))
+      Seq("-XX:TieredStopAtLevel=1") else Nil),
     Test / javaOptions ++= sparkJavaOptions ++ Seq(
       "-Xmx4g", "-XX:+UseParallelGC",
       "-Dspark.testing=true",
