@@ -86,9 +86,9 @@ demo: install
 # and runs every ScalaTest suite in the full tier (rangejoin.differential.Tier: a seeded third of
 # each differential family's cases, a sixth of the as-of ones); then each other line builds,
 # publishes and runs the fast or smoke tier (lines-test-fast); then the Python suites run against
-# the installed wheel. One after another: each step keeps the 2 cores busy, and pytest run
-# beside the other lines saved nothing (30 minutes for both, against 31 one after the other
-# before the lines' suites were balanced). docs/design.md, "Tests".
+# the installed wheel. One after another: each step keeps the 2 cores busy, and pytest beside
+# the other lines saved nothing (both took 29.9 minutes side by side at 0684ecd, 27.1 one after
+# the other at 3eb11c2, on fresh clones). docs/design.md, "Tests".
 test: $(VENV_STAMP)
 	$(SBT) package publishM2 test
 	touch $(JAR)

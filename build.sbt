@@ -13,6 +13,9 @@ val sparkVersion = sparkLine.sparkVersion
 // Maven Central has for the line; they run against the line's runtime above.
 val sparkTestJarsVersion = sparkLine.testJars
 
+/** Whether this run is the fast or the smoke tier (RANGEJOIN_TESTS): small queries, sampled families. */
+val shortTier: Boolean = sys.env.get("RANGEJOIN_TESTS").exists(Set("fast", "smoke"))
+
 /**
  * The suites the second forked test JVM runs (see `Test / testGrouping`), chosen so that both
  * take about as long in the tier being run: the fast and smoke tiers' (RANGEJOIN_TESTS=fast or
@@ -20,7 +23,7 @@ val sparkTestJarsVersion = sparkLine.testJars
  * costliest suites.
  */
 def secondTestGroup(suite: String): Boolean =
-  (if (sys.env.get("RANGEJOIN_TESTS").exists(Set("fast", "smoke"))) Set(
+  (if (shortTier) Set(
     "rangejoin.execution.index.SortedKeysSuite",
     "rangejoin.differential.FileScanDifferentialSuite",
     "rangejoin.differential.KeyedExistenceDifferentialSuite",
@@ -183,8 +186,7 @@ lazy val root = (project in file("."))
     // and compiled once: with the JIT's first tier only, their test JVMs spend about a quarter
     // less CPU (4.0's smoke tier: 5m22s of CPU against 6m58s, 3m31s of wall against 3m40s).
     // The full tier keeps both tiers: its larger joins need the optimizing compiler.
-    Test / javaOptions ++= (if (sys.env.get("RANGEJOIN_TESTS").exists(Set("fast", "smoke")))
-      Seq("-XX:TieredStopAtLevel=1") else Nil),
+    Test / javaOptions ++= (if (shortTier) Seq("-XX:TieredStopAtLevel=1") else Nil),
     Test / javaOptions ++= sparkJavaOptions ++ Seq(
       "-Xmx4g", "-XX:+UseParallelGC",
       "-Dspark.testing=true",
