@@ -6,12 +6,15 @@ import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
 import rangejoin.execution.PiecewiseMergeJoinExec
+import rangejoin.execution.broadcast.SortedBroadcastExec
+import rangejoin.execution.index.SortedBuffer
 import rangejoin.TestShims
 /**
  * The join in whole-stage generated code: every join type it is generated for, either side
  * buffered where the type allows, one bound, a band on one buffered key and an interval index,
  * with no residual, one that cannot fail and one that can; NULL keys, NaN and -0.0, duplicates,
- * empty sides, and a buffered key that fails (the payload is unsorted). Each query runs three
+ * empty sides, a buffered key that fails (the payload is unsorted), and a buffered side that is
+ * its integer key alone (its rows rebuilt from the sorted keys, [[rangejoin.execution.index.KeyRows]]). Each query runs three
  * ways, each against stock Spark: generated (and the plan says so: `*(n) PiecewiseMergeJoin`),
  * with whole-stage codegen off, and with expression codegen off too.
  */
@@ -269,5 +272,43 @@ class CodegenSuite extends RangeJoinQueries {
     }
     val off = RangeJoinConf.DynamicFilter -> "false"
     assert(counted(off) == counted(off, SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false"))
+  }
+
+  test("a buffered side that is its integer key alone travels as its keys: every join type, three ways") {
+    val values = "(1), (1), (NULL), (5), (-3), (2147483647), (-2147483648), (0), (7), (NULL)"
+    val types = Seq(
+      "INT" -> ((v: String) => v),
+      "SMALLINT" -> ((v: String) => s"CAST(($v) % 30000 AS SMALLINT)"),
+      "BIGINT" -> ((v: String) => s"($v) * 3000000000L"),
+      "DATE" -> ((v: String) => s"DATE_ADD(DATE'2000-01-01', ($v) % 100000)"),
+      "TIMESTAMP" -> ((v: String) => s"TIMESTAMP_SECONDS($v)"))
+    // Each type with one of the conditions, in turn: a bound alone, and one with a residual.
+    val conditions = Seq("ka.x < kb.k", "ka.x >= kb.k AND ka.aid <> 2")
+    for (((name, of), i) <- types.zipWithIndex; on = conditions(i % conditions.size)) {
+      sql(s"SELECT ${of("v")} AS k FROM VALUES $values AS t(v)").createOrReplaceTempView("kb")
+      sql(s"SELECT ${of("v + 1")} AS x, aid FROM VALUES (0, 1), (4, 2), (NULL, 3), (-4, 4), (2147483646, 5), (6, 6) AS t(v, aid)")
+        .createOrReplaceTempView("ka")
+      for (query <- Seq(
+             s"SELECT /*+ BROADCAST(kb) */ * FROM ka JOIN kb ON $on",
+             s"SELECT /*+ BROADCAST(kb) */ * FROM ka LEFT JOIN kb ON $on",
+             s"SELECT /*+ BROADCAST(kb) */ * FROM ka RIGHT JOIN kb ON $on",
+             s"SELECT /*+ BROADCAST(kb) */ * FROM ka FULL JOIN kb ON $on",
+             s"SELECT /*+ BROADCAST(kb) */ * FROM ka LEFT SEMI JOIN kb ON $on AND ka.x <> kb.k",
+             s"SELECT /*+ BROADCAST(kb) */ * FROM ka LEFT ANTI JOIN kb ON $on AND ka.x <> kb.k")) {
+        val expected = stock(rowsOf(sql(query)))
+        withSQLConf(RangeJoinConf.ExistenceFastPath -> "false") {
+          for (conf <- Seq(Nil, Seq(SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false"),
+              Seq(SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false", SQLConf.CODEGEN_FACTORY_MODE.key -> "NO_CODEGEN"))) {
+            withSQLConf(conf: _*) {
+              val df = sql(query)
+              assert(rowsOf(df) == expected, s"$name, $conf: $query")
+              val broadcasts = collect(df.queryExecution.executedPlan) { case b: SortedBroadcastExec => b }
+              assert(broadcasts.nonEmpty && broadcasts.forall(_.executeBroadcast[SortedBuffer]().value.rowsAreKeys),
+                s"$name: not its keys: $query\n${df.queryExecution.executedPlan}")
+            }
+          }
+        }
+      }
+    }
   }
 }

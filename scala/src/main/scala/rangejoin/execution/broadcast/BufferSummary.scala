@@ -37,7 +37,7 @@ private[rangejoin] object BufferSummary {
   def of(buffer: SortedBuffer): BufferSummary = {
     val keyed = if (buffer.isSorted && buffer.groups.isEmpty) buffer.storedKeys.numElements() else 0
     BufferSummary(buffer.isSorted, buffer.numRows,
-      if (keyed > 0) Some(buffer.row(0).copy()) else None,
-      if (keyed > 0) Some(buffer.row(keyed - 1).copy()) else None)
+      if (keyed > 0) Some(buffer.copyOfRow(0)) else None,
+      if (keyed > 0) Some(buffer.copyOfRow(keyed - 1)) else None)
   }
 }

@@ -17,11 +17,15 @@ import org.apache.spark.unsafe.Platform
  * stream of (field count, size, bytes) records, and read back into rows over one byte array.
  */
 private[rangejoin] final class BroadcastRows(private var data: Array[InternalRow])
-  extends Externalizable with KryoSerializable with KnownSize {
+  extends BufferRows with Externalizable with KryoSerializable with KnownSize {
 
   def this() = this(null) // for deserialization
 
-  def rows: Array[InternalRow] = data
+  override def rows: Array[InternalRow] = data
+
+  override def numRows: Int = data.length
+
+  override def copyOf(i: Int): InternalRow = data(i).copy()
 
   /**
    * The rows' bytes, plus a row object and a reference each: exact for packed rows, and a few
@@ -134,7 +138,7 @@ private[rangejoin] final class BroadcastRows(private var data: Array[InternalRow
   }
 }
 
-private object BroadcastRows {
+private[index] object BroadcastRows {
   val BufferSize: Int = 64 * 1024
 
   /** An UnsafeRow object (header, base object, offset, field count, size, width) on a 64-bit JVM. */

@@ -23,7 +23,8 @@ import rangejoin.condition.KeyTypes
  * matches nothing. With equality keys (`groups`, see [[KeyGroups]]), a row is keyed only when
  * its equality key has no NULL either, and the keyed rows are sorted by equality key first:
  * `keys` and `secondKeys` are sorted within each group's segment.
- * The rows travel as one byte stream ([[BroadcastRows]]); the rest is Java- or Kryo-serialized.
+ * The rows travel as one byte stream ([[BroadcastRows]]), or, where the side's only column is its
+ * integer key, not at all: they are the keys ([[KeyRows]]). The rest is Java- or Kryo-serialized.
  *
  * If the key expression raises an error on some row (an ANSI overflow, say), the rows keep their
  * original order and `isSorted` is false. The join then evaluates its whole condition pair by
@@ -31,7 +32,7 @@ import rangejoin.condition.KeyTypes
  * raise it (and not, for example, when the other side is empty).
  */
 private[rangejoin] final class SortedBuffer private[index] (
-    payload: BroadcastRows,
+    payload: BufferRows,
     val isSorted: Boolean,
     keys: ArrayData,
     origins: Array[Int],
@@ -47,9 +48,15 @@ private[rangejoin] final class SortedBuffer private[index] (
 
   def rows: Array[InternalRow] = payload.rows
 
-  def numRows: Int = rows.length
+  def numRows: Int = payload.numRows
 
   def row(i: Int): InternalRow = rows(i)
+
+  /** Whether the rows are the keys ([[KeyRows]]): built from them where they are read. */
+  def rowsAreKeys: Boolean = payload.isInstanceOf[KeyRows]
+
+  /** Row i, a copy of its own, without building every row where they are the keys ([[KeyRows]]). */
+  def copyOfRow(i: Int): InternalRow = payload.copyOf(i)
 
   /** Where row i was before sorting: its position in stock Spark's broadcast. */
   def origin(i: Int): Int = if (isSorted) origins(i) else i

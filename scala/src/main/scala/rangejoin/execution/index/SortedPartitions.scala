@@ -1,9 +1,11 @@
 package rangejoin.execution.index
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Expression, UnsafeArrayData, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression, SpecificInternalRow, UnsafeArrayData, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.types.{LongType, StructType}
 import org.apache.spark.unsafe.Platform
+
+import rangejoin.condition.KeyTypes
 
 /**
  * The sorted broadcast built where the rows are: each partition of the buffered side sorts its
@@ -43,12 +45,27 @@ private[rangejoin] object SortedPartitions {
     sortAtMost(Int.MaxValue, rows, schema, key, secondKey).get
 
   /**
+   * Whether a side of `schema` sorted by `key` travels as its keys alone ([[KeyRows]]): its only
+   * column is the key, of an integer type.
+   */
+  def keyOnly(key: Expression, schema: StructType): Boolean = key match {
+    case BoundReference(0, dataType, _) => schema.length == 1 && KeyRows.supports(dataType)
+    case _ => false
+  }
+
+  /**
    * The run of a partition of at most `maxRows` rows, or None, having read `maxRows + 1` rows and
    * sorted none, for a larger one: a side that would not be worth broadcasting
    * ([[rangejoin.execution.sideswitch.SideSwitchExec]]) costs at most that much to find out.
+   * Where the rows are their keys ([[keyOnly]]), only the keys are kept, and no row is packed.
    */
   def sortAtMost(maxRows: Int, rows: Iterator[InternalRow], schema: StructType, key: Expression,
-      secondKey: Option[Expression]): Option[SortedPartition] = {
+      secondKey: Option[Expression]): Option[SortedPartition] =
+    if (secondKey.isEmpty && keyOnly(key, schema)) sortKeysAtMost(maxRows, rows, key)
+    else sortRowsAtMost(maxRows, rows, schema, key, secondKey)
+
+  private def sortRowsAtMost(maxRows: Int, rows: Iterator[InternalRow], schema: StructType,
+      key: Expression, secondKey: Option[Expression]): Option[SortedPartition] = {
     val toUnsafe = UnsafeProjection.create(schema)
     val copies = new PackedRows(-1)
     while (rows.hasNext) {
@@ -68,19 +85,48 @@ private[rangejoin] object SortedPartitions {
       packed.add(at(order(i)).asInstanceOf[UnsafeRow])
       i += 1
     }
-    Some(new SortedPartition(schema.length, sorted.isSorted, sorted.keys.toLongArray(), sorted.seconds,
+    Some(new SortedPartition(n, schema.length, sorted.isSorted, sorted.keys.toLongArray(), sorted.seconds,
       order, packed.sizes, packed.chunks))
+  }
+
+  /**
+   * The run of a side whose rows are their keys: each key read once into a long (a NULL into a
+   * bit), and sorted by [[SortedBuffer.sorting]] as the rows would be, over one reused row.
+   */
+  private def sortKeysAtMost(maxRows: Int, rows: Iterator[InternalRow], key: Expression): Option[SortedPartition] = {
+    val encode = KeyTypes.longEncoder(key.dataType).get
+    var values = new Array[Long](1024)
+    val nulls = new java.util.BitSet
+    var n = 0
+    while (rows.hasNext) {
+      if (n >= maxRows) return None
+      val row = rows.next()
+      if (n == values.length) values = java.util.Arrays.copyOf(values, math.min(2L * n, Int.MaxValue - 8L).toInt)
+      if (row.isNullAt(0)) nulls.set(n) else values(n) = encode(row, 0)
+      n += 1
+    }
+    val keyRow = new SpecificInternalRow(Seq(key.dataType))
+    val sorted = SortedBuffer.sorting(n, i => {
+      if (nulls.get(i)) keyRow.setNullAt(0) else KeyRows.set(keyRow, key.dataType.defaultSize, values(i))
+      keyRow
+    }, key, None, Nil)
+    // A column read as itself cannot raise an error.
+    assert(sorted.isSorted, s"$key raised an error")
+    Some(new SortedPartition(n, 1, isSorted = true, sorted.keys.toLongArray(), Array(), sorted.order,
+      Array(), Array(), keyOnly = true))
   }
 
   /** The runs of every partition, in partition order, merged into the side's buffer. */
   def merge(runs: Array[SortedPartition], key: Expression, secondKey: Option[Expression]): SortedBuffer = {
     require(supports(key, Nil), s"runs sorted by $key are not merged")
     if (runs.exists(!_.isSorted)) return SortedBuffer.build(collectedOrder(runs), key, secondKey)
+    val keyOnly = runs.nonEmpty && runs(0).keyOnly
+    require(runs.forall(_.keyOnly == keyOnly), "runs of rows and runs of keys alone")
     val offsets = runs.scanLeft(0)(_ + _.numRows)
     val n = offsets.last
     val numKeyed = runs.iterator.map(_.keys.length).sum
-    val readers = runs.map(_.reader)
-    val rows = new Array[InternalRow](n)
+    val readers = if (keyOnly) null else runs.map(_.reader)
+    val rows = new Array[InternalRow](if (keyOnly) 0 else n)
     val origins = new Array[Int](n)
     val keys = new Array[Long](numKeyed)
     val seconds = new Array[Long](if (secondKey.isDefined) numKeyed else 0)
@@ -89,7 +135,7 @@ private[rangejoin] object SortedPartitions {
     while (out < numKeyed) {
       val r = heads.first
       val i = heads.position(r)
-      rows(out) = readers(r).next()
+      if (!keyOnly) rows(out) = readers(r).next()
       origins(out) = offsets(r) + runs(r).origins(i)
       keys(out) = runs(r).keys(i)
       if (seconds.length > 0) seconds(out) = runs(r).seconds(i)
@@ -100,15 +146,16 @@ private[rangejoin] object SortedPartitions {
     while (r < runs.length) {
       var i = runs(r).keys.length
       while (i < runs(r).numRows) {
-        rows(out) = readers(r).next()
+        if (!keyOnly) rows(out) = readers(r).next()
         origins(out) = offsets(r) + runs(r).origins(i)
         out += 1
         i += 1
       }
       r += 1
     }
-    new SortedBuffer(new BroadcastRows(rows), true, UnsafeArrayData.fromPrimitiveArray(keys),
-      origins, seconds, None)
+    val stored = UnsafeArrayData.fromPrimitiveArray(keys)
+    val payload = if (keyOnly) new KeyRows(n, key.dataType, stored) else new BroadcastRows(rows)
+    new SortedBuffer(payload, true, stored, origins, seconds, None)
   }
 
   /** The bytes of the runs' rows: what Spark's limit on a broadcast's size counts. */
@@ -131,29 +178,33 @@ private[rangejoin] object SortedPartitions {
  * One partition's rows as its task returns them: in the order of its [[SortedBuffer]] (the keyed
  * rows by key, then the unkeyed ones), with their `keys`, `seconds` (second keys, if any) and
  * `origins` (positions in the partition). The rows' bytes are packed into `chunks` by
- * [[PackedRows]]'s rule, and `sizes` tells where each one ends. Unsorted (a key raised an error),
- * the rows are in partition order and there are no keys.
+ * [[PackedRows]]'s rule, and `sizes` tells where each one ends; a run of rows that are their keys
+ * ([[SortedPartitions.keyOnly]], `keyOnly`) has neither. Unsorted (a key raised an error), the rows are in
+ * partition order and there are no keys.
  */
 private[rangejoin] final class SortedPartition(
+    val numRows: Int,
     val numFields: Int,
     val isSorted: Boolean,
     val keys: Array[Long],
     val seconds: Array[Long],
     val origins: Array[Int],
     val sizes: Array[Int],
-    val chunks: Array[Array[Byte]]) extends Serializable {
+    val chunks: Array[Array[Byte]],
+    val keyOnly: Boolean = false) extends Serializable {
 
-  def numRows: Int = sizes.length
-
-  def dataSize: Long = {
-    var bytes = 0L
-    var i = 0
-    while (i < sizes.length) {
-      bytes += sizes(i)
-      i += 1
+  /** The rows' bytes, as UnsafeRows: what Spark's limit on a broadcast's size counts. */
+  def dataSize: Long =
+    if (keyOnly) numRows.toLong * KeyRows.RowSize
+    else {
+      var bytes = 0L
+      var i = 0
+      while (i < sizes.length) {
+        bytes += sizes(i)
+        i += 1
+      }
+      bytes
     }
-    bytes
-  }
 
   /** The rows, in order, each read in place from its chunk. */
   def reader: PackedRows.Reader = new PackedRows.Reader(numFields, sizes, chunks)

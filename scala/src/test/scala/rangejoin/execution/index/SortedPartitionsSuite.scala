@@ -107,6 +107,58 @@ class SortedRunsSuite extends AnyFunSuite {
     }
   }
 
+  private def integer(dataType: DataType, rnd: Random): Any = {
+    val (min, max) = dataType match {
+      case ByteType => (Byte.MinValue.toLong, Byte.MaxValue.toLong)
+      case ShortType => (Short.MinValue.toLong, Short.MaxValue.toLong)
+      case IntegerType | DateType => (Int.MinValue.toLong, Int.MaxValue.toLong)
+      case _ => (Long.MinValue, Long.MaxValue)
+    }
+    val v = rnd.nextInt(12) match {
+      case 0 => return null
+      case 1 => Seq(min, max, 0L)(rnd.nextInt(3))
+      case _ => rnd.nextInt(20) - 10L // duplicates
+    }
+    dataType match {
+      case ByteType => v.toByte
+      case ShortType => v.toShort
+      case IntegerType | DateType => v.toInt
+      case _ => v
+    }
+  }
+
+  for (dataType <- Seq(ByteType, ShortType, IntegerType, DateType, LongType, TimestampType)) {
+    test(s"a side whose only column is its $dataType key travels as its keys, and its rows are the driver's sort's, byte for byte") {
+      val rnd = new Random(dataType.hashCode)
+      val schema = StructType(Seq(StructField("k", dataType)))
+      for (n <- Seq(0, 1, 2, 10, 100, 20000); parts <- Seq(1, 2, 3, 8)) {
+        val rows = unsafeRows(Seq(dataType), (0 until n).map(_ => Seq(integer(dataType, rnd)))).toArray
+        val built = SortedBuffer.build(rows, key(dataType))
+        val made = runs(partitions(rows, parts, rnd), schema, key(dataType), None)
+        assert(made.forall(r => r.keyOnly && r.chunks.isEmpty && r.dataSize == 16L * r.numRows))
+        for ((how, received) <- asShipped(made)) {
+          val merged = SortedPartitions.merge(received, key(dataType), None)
+          val context = s"n=$n, $parts partitions, $how"
+          if (n > 0) assert(merged.copyOfRow(n - 1) == built.row(n - 1), context) // before the rows are built
+          assertSame(merged, built, context)
+          // The broadcast: the rows are rebuilt from the keys wherever it is read.
+          for ((shipped, read) <- asShipped(merged)) assertSame(read, built, s"$context, broadcast $shipped")
+        }
+      }
+    }
+  }
+
+  test("only a lone integer column that is the key travels as its keys") {
+    def one(t: DataType) = StructType(Seq(StructField("k", t)))
+    for (t <- Seq(ByteType, ShortType, IntegerType, DateType, LongType, TimestampType, TimestampNTZType))
+      assert(SortedPartitions.keyOnly(key(t), one(t)), t)
+    // Keys that fold values (-0.0 and 0.0, NaNs), or are not the row's one column.
+    for (t <- Seq(DoubleType, FloatType, DecimalType(10, 2), BooleanType))
+      assert(!SortedPartitions.keyOnly(key(t), one(t)), t)
+    assert(!SortedPartitions.keyOnly(key(LongType), StructType(one(LongType).fields :+ StructField("v", LongType))))
+    assert(!SortedPartitions.keyOnly(Add(key(LongType), Literal(1L)), one(LongType)))
+  }
+
   test("only long-stored keys without equality keys are merged; other sides sort on the driver") {
     assert(SortedPartitions.supports(key(LongType), Nil))
     assert(SortedPartitions.supports(key(DoubleType), Nil))
