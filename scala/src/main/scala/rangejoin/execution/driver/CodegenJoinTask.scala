@@ -77,8 +77,11 @@ private[rangejoin] final class CodegenJoinTask(spec: JoinSpec, buffer: SortedBuf
   def values(ordinal: Int, javaType: String): AnyRef =
     if (ordinal == keyColumn && javaType == "long") buffer.longKeys else buffer.columns.values(ordinal, javaType)
 
-  /** Whether each buffered row's column `ordinal` is NULL; null when none is. */
-  def nulls(ordinal: Int): Array[Boolean] = buffer.columns.nulls(ordinal)
+  /**
+   * Whether each buffered row's column `ordinal` is NULL; null when none is, as for the sort key's
+   * column when every row has a key (no pass over the rows, which [[rangejoin.execution.index.KeyRows]] would build first).
+   */
+  def nulls(ordinal: Int): Array[Boolean] = if (ordinal == keyColumn) null else buffer.columns.nulls(ordinal)
 }
 
 /** Creates each task's [[CodegenJoinTask]]: shipped to executors in the generated code's references. */
