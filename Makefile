@@ -84,8 +84,8 @@ demo: install
 
 # One sbt start builds the 4.3 jar, publishes it to ~/.m2 (for the spark-submit --packages test)
 # and runs every ScalaTest suite in the full tier (rangejoin.differential.Tier: a seeded third of
-# each differential family's cases, a sixth of the as-of ones); then each other line builds,
-# publishes and runs the fast or smoke tier (lines-test-fast); then the Python suites run against
+# each differential family's cases, a sixth of the as-of ones); then the other lines build and
+# run the fast or smoke tier (lines-test-fast, unpublished); then the Python suites run against
 # the installed wheel. One after another: each step keeps the 2 cores busy, and pytest beside
 # the other lines saved nothing (both took 29.9 minutes side by side at 0684ecd, 27.1 one after
 # the other at 3eb11c2, on fresh clones). docs/design.md, "Tests".

@@ -21,7 +21,8 @@ import rangejoin.condition.KeyTypes
  *   rows     [3] [5] [5] [9] [NULL] [NULL]
  * }}}
  * What it saves is the rows' packing in each task, their bytes through the task results and the
- * broadcast, and a row object each on the driver: W2's 1M-row side (docs/benchmarks.md).
+ * broadcast, and a row object each on the driver: W2's 1M-row side (docs/design.md, "A side
+ * that is its key").
  */
 private[rangejoin] final class KeyRows(val numRows: Int, keyType: DataType, keys: ArrayData)
   extends BufferRows with KnownSize {
