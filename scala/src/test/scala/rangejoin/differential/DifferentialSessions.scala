@@ -58,9 +58,17 @@ trait ClusterDifferentialSession extends BeforeAndAfterAll { this: AnyFunSuite =
       .set(SQLConf.SHUFFLE_PARTITIONS.key, "4")
       .set("spark.ui.enabled", "false")
       .setAll(TestShims.sessionConf))
+    // Executors run the JIT the test JVM runs (build.sbt's Test / javaOptions): short tasks.
+    jitOptions.foreach(conf.set("spark.executor.extraJavaOptions", _))
     spark = SparkSession.builder().master("local-cluster[2,1,1024]").appName(getClass.getSimpleName)
       .config(conf).getOrCreate()
     setUp()
+  }
+
+  private def jitOptions: Option[String] = {
+    val args = java.lang.management.ManagementFactory.getRuntimeMXBean.getInputArguments
+    Option(args.toArray.collect { case a: String if a.startsWith("-XX:TieredStopAtLevel") => a }
+      .mkString(" ")).filter(_.nonEmpty)
   }
 
   override def afterAll(): Unit = {
