@@ -40,7 +40,9 @@ def secondTestGroup(suite: String): Boolean =
     "rangejoin.differential.KeyedDistributedSuite",
     "rangejoin.differential.AsOfDistributedSuite",
     "rangejoin.features.BandJoinSuite",
-    "rangejoin.differential.KeyedExistenceDifferentialSuite")).contains(suite)
+    "rangejoin.differential.KeyedExistenceDifferentialSuite",
+    "rangejoin.execution.index.SortedKeysSuite",
+    "rangejoin.RegressionSuite")).contains(suite)
 
 /** The line's shim folders (SparkLines.shimDirs) under scala/src/<kind>/. */
 def shimSources(base: File, kind: String): Seq[File] =

@@ -28,6 +28,9 @@ def spark():
         # Local mode needs no network: keep the driver on loopback.
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.driver.host", "127.0.0.1")
+        # The JIT's first tier only, as in the Scala suites (build.sbt): hundreds of small
+        # queries, each compiled once, which the optimizing compiler never pays back.
+        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
     )
     session = rangejoin.configure(builder).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")

@@ -11,9 +11,10 @@ import rangejoin.RangeJoinConf
  *  - `fast` (`make test-fast`, and every Spark line but 4.3 in `make test`): a slice of each
  *    differential family, every n-th case, spread over its cases so that every join form, key
  *    type and shape the family rotates through still occurs;
- *  - `full` (`make test` on Spark 4.3): of each family, its variants (AQE, code generation,
- *    ANSI off, ...) and the local-cluster suites a seeded third of the cases (of the as-of family
- *    a sixth), drawn at random so that no dimension their order rotates through is dropped;
+ *  - `full` (`make test` on Spark 4.3): of each family and its variants (AQE, code generation,
+ *    ANSI off, ...) a seeded third of the cases (of the as-of family a sixth; of the plain
+ *    family's local-cluster suite a fifth), drawn at random so that no dimension their order rotates
+ *    through is dropped;
  *  - `all` (`make test-all`): every case of every family.
  */
 object Tier {
@@ -43,6 +44,9 @@ object Tier {
 
   /** A third of `size`, rounded up: the full tier's share of each family. */
   def third(size: Int): Int = (size + 2) / 3
+
+  /** A fifth of `size`, rounded up: the full tier's share of a family on local-cluster. */
+  def fifth(size: Int): Int = (size + 4) / 5
 }
 
 /**
@@ -118,9 +122,12 @@ abstract class DistributedDifferentialSuite extends AnyFunSuite with ClusterDiff
 
   override protected def summary: Option[String] = Some(runner.summary(getClass.getSimpleName))
 
-  // The full tier a seeded third, as the local suites of the same families.
+  // The full tier a seeded third, as the local suites of the same families (or fewer: below).
   protected def check(label: String, cases: Seq[DifferentialCase], conf: (String, String)*): Unit =
-    Tier.sample(cases, full = Tier.third(cases.size)).foreach { c => test(s"$label: $c")(runner.check(c, conf)) }
+    Tier.sample(cases, full = fullTierShare(cases.size)).foreach { c => test(s"$label: $c")(runner.check(c, conf)) }
+
+  /** How many of `size` cases the full tier runs. */
+  protected def fullTierShare(size: Int): Int = Tier.third(size)
 
   /** Every other case with adaptive execution on, the rest with it off; `label` tells apart several calls. */
   protected def checkAqeOnAndOff(cases: Seq[DifferentialCase], conf: (String, String)*): Unit =
@@ -156,6 +163,11 @@ class PlainDifferentialAnsiOffSuite extends DifferentialSuite(PlainCases.every(5
 class PlainDifferentialSideSwitchSuite extends DifferentialSuite(PlainCases.inner) with SideSwitchEverywhere
 
 class PlainDistributedSuite extends DistributedDifferentialSuite {
+  // A fifth in the full tier: its many cases are the plain family's local ones (a third there);
+  // crossing processes, which each of them does, is what the cluster adds. Still about 40 range
+  // joins, a few side switches among them.
+  override protected def fullTierShare(size: Int): Int = Tier.fifth(size)
+
   checkAqeOnAndOff(PlainCases.every(3, 0))
   // The inner cases with the side switch on every join it can take, swapping whenever it can:
   // the pass over the keys, the filtered side's broadcast and the streamed large side, across JVMs.
