@@ -192,15 +192,10 @@ lazy val root = (project in file("."))
       Tags.limitAll(math.max(2, java.lang.Runtime.getRuntime.availableProcessors)),
       Tags.limit(Tags.ForkedTestGroup, 2),
       Tags.exclusiveGroup(Tags.Clean)),
-    // The JIT's first tier only, in every tier: the suites run thousands of small queries, each
-    // planned and Janino-compiled once, and the optimizing compiler's work on them never pays
-    // back. The local-cluster suites' executors inherit it (ClusterDifferentialSession). Alone on
-    // the machine (build/sbt testOnly, 4.3, full tier; CPU = user + sys): Plain and Band
-    // differential 4m58s of CPU against 3m57s, same wall; PlainDistributed 4m55s against 2m41s,
-    // 2m34s of wall against 1m44s; BinnedDistributed's 500K-row spills 3m46s against 2m55s;
-    // only the Band, Codegen and FastPath feature suites' larger joins lose wall alone (4m33s
-    // against 5m28s) while still spending less CPU (7m53s against 7m12s), and `make test` keeps
-    // both cores busy, so CPU is what its wall time follows.
+    // The JIT's first tier only, in every tier: thousands of small queries, each planned and
+    // compiled once, never pay back the optimizing compiler. The local-cluster executors inherit
+    // it (ClusterDifferentialSession). Alone, suites spend a fifth to 45% less CPU; in a whole
+    // `make test` the saving did not show beyond the machine's drift (docs/design.md, Tests).
     Test / javaOptions += "-XX:TieredStopAtLevel=1",
     Test / javaOptions ++= sparkJavaOptions ++ Seq(
       "-Xmx4g", "-XX:+UseParallelGC",

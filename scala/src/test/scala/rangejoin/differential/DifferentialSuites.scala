@@ -45,7 +45,7 @@ object Tier {
   /** A third of `size`, rounded up: the full tier's share of each family. */
   def third(size: Int): Int = (size + 2) / 3
 
-  /** A fifth of `size`, rounded up: the full tier's share of a family on local-cluster. */
+  /** A fifth of `size`, rounded up: the full tier's share of PlainDistributedSuite. */
   def fifth(size: Int): Int = (size + 4) / 5
 }
 
