@@ -14,7 +14,7 @@ class LongToGroupSuite extends AnyFunSuite {
   private def check(keys: Array[Long], probes: Seq[Long], layout: String): Unit = {
     val lookup = LongToGroup(keys)
     // The layout is what each test is about: a dense test answered by the hash table tests nothing.
-    assert(lookup.getClass.getSimpleName == layout, s"${keys.length} keys")
+    assert(layout == "either" || lookup.getClass.getSimpleName == layout, s"${keys.length} keys")
     val expected = keys.zipWithIndex.toMap
     // Group g holds g + 1 rows, except every third group none (an empty segment).
     val starts = keys.indices.scanLeft(0)((s, g) => s + (if (g % 3 == 2) 0 else g + 1)).toArray
@@ -37,6 +37,26 @@ class LongToGroupSuite extends AnyFunSuite {
       val keys = rnd.shuffle((0 until 4 * n by 3).map(base + _)).take(n).toArray
       check(keys, around(keys), if (n == 0) "HashedLongToGroup" else "DenseLongToGroup")
     }
+  }
+
+  test("keys on a power-of-two stride (bin keys on one level): dense, nothing for a key off the stride") {
+    val rnd = new Random(7)
+    for (shift <- Seq(1, 6, 20, 62); n <- Seq(1, 2, 50, 3000);
+         base <- Seq(0L, -64L * 1000, Long.MinValue, Long.MaxValue - (5000L << math.min(shift, 40)))) {
+      val step = 1L << shift
+      // Up to 4 positions per key, so some are missing; wrapping past Long.MaxValue is kept.
+      val keys = rnd.shuffle((0L until 4L * n).toList).take(n).map(j => base + j * step).distinct.toArray
+      val off = keys.flatMap(k => Seq(k + step / 2, k - step / 2, k + 1, k - 1, k + step, k - step))
+      // Keys that wrap past Long.MaxValue span most of the longs: hashed, and exact either way.
+      val wraps = keys.exists(_ < base)
+      check(keys, off.toSeq ++ around(keys), if (wraps) "either" else "DenseLongToGroup")
+    }
+    // Two keys 2^62 apart, and probes 2^62 further either way, one of them wrapping.
+    check(Array(0L, 1L << 62), Seq(Long.MinValue, -(1L << 62), 1L << 61, 3L << 61), "DenseLongToGroup")
+    // Bin keys, bin * 64 + level, on level 0 and on level 0 and 1 (off a single stride: hashed).
+    val bins = (0L until 2000L by 2).map(_ * 64).toArray
+    check(bins, bins.toSeq.flatMap(k => Seq(k + 1, k + 64, k - 64)), "DenseLongToGroup")
+    check(bins ++ bins.map(_ + 1), bins.toSeq.flatMap(k => Seq(k + 2, k + 64, k + 65)), "HashedLongToGroup")
   }
 
   test("sparse keys and spans that overflow a long: hashed, still exact") {
