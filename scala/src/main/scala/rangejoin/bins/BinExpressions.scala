@@ -1,7 +1,7 @@
 package rangejoin.bins
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{BinaryExpression, Expression, UnaryExpression, UnsafeArrayData}
+import org.apache.spark.sql.catalyst.expressions.{BaseGenericInternalRow, BinaryExpression, Expression, UnaryExpression, UnsafeArrayData}
 import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, CodegenFallback, ExprCode}
 import org.apache.spark.sql.catalyst.util.{ArrayData, GenericArrayData}
 import org.apache.spark.sql.types._
@@ -109,22 +109,58 @@ private[rangejoin] case class RangeJoinOverlapBins(
       copyLevels(own) = BinGrid.overlapLevels(own, g.getLong(if (isLeft) 2 else 1), base)
       copySizes(own) = copyLevels(own).map(BinGrid.sizeAt(base, _))
     }
-    val (levels, sizes) = (copyLevels(own), copySizes(own))
-    val copies = Array.newBuilder[Any]
-    for (i <- levels.indices) {
-      val (level, size) = (levels(i), sizes(i))
-      val (first, last) = (BinGrid.bin(from, size), BinGrid.bin(to, size))
+    val levels = copyLevels(own)
+    val sizes = copySizes(own)
+    // Counted first, so that each copy is one object and the array one more. At most
+    // TopLevelBins bins a level, the last of which may be Long.MaxValue.
+    var n = 0
+    var i = 0
+    while (i < levels.length) {
+      n += (BinGrid.bin(to, sizes(i)) - BinGrid.bin(from, sizes(i)) + 1).toInt
+      i += 1
+    }
+    val copies = new Array[Any](n)
+    var c = 0
+    i = 0
+    while (i < levels.length) {
+      val first = BinGrid.bin(from, sizes(i))
+      val last = BinGrid.bin(to, sizes(i))
       var b = first
       while (b <= last && b >= first) { // b < first: wrapped past Long.MaxValue
-        copies += InternalRow(BinKeys.key(level, b), level == own, b == first)
+        copies(c) = new OverlapCopy(BinKeys.key(levels(i), b), levels(i) == own, b == first)
+        c += 1
         b += 1
       }
+      i += 1
     }
-    new GenericArrayData(copies.result())
+    new GenericArrayData(copies)
   }
 
   override protected def withNewChildrenInternal(c: IndexedSeq[Expression]): RangeJoinOverlapBins =
     copy(lo = c(0), hi = c(1), grid = c(2))
+}
+
+/**
+ * One copy of an interval, a [[BinKeys.OverlapCopyType]] row: its fields read as they are stored,
+ * where a generic row would box the key (an interval makes a copy per bin, and every row of the
+ * side is copied at least once).
+ */
+private final class OverlapCopy(key: Long, own: Boolean, first: Boolean) extends BaseGenericInternalRow {
+  override def numFields: Int = 3
+
+  override protected def genericGet(ordinal: Int): Any = ordinal match {
+    case 0 => key
+    case 1 => own
+    case 2 => first
+  }
+
+  override def isNullAt(ordinal: Int): Boolean = false
+  override def getLong(ordinal: Int): Long = if (ordinal == 0) key else super.getLong(ordinal)
+  override def getBoolean(ordinal: Int): Boolean =
+    if (ordinal == 1) own else if (ordinal == 2) first else super.getBoolean(ordinal)
+
+  override def setNullAt(i: Int): Unit = throw new UnsupportedOperationException("an interval's bin copy is read-only")
+  override def update(i: Int, value: Any): Unit = throw new UnsupportedOperationException("an interval's bin copy is read-only")
 }
 
 /** The [[BinKeys.key]] of the point `x`'s bin on every level of the grid; NULL for a NULL point or grid. */

@@ -2,6 +2,9 @@ package rangejoin.bins
 
 import scala.util.Random
 
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Literal, UnsafeProjection}
+import org.apache.spark.sql.catalyst.util.ArrayData
 import org.scalatest.funsuite.AnyFunSuite
 
 /**
@@ -130,6 +133,26 @@ class BinGridSuite extends AnyFunSuite {
       }
       val intersect = math.max(aLo, bLo) <= math.min(aHi, bHi)
       if (intersect) assert(shared == 1, s"[$aLo, $aHi] and [$bLo, $bHi] base $base")
+    }
+  }
+
+  test("the overlap bins expression gives each copy once, read in place, through a projection or copied") {
+    val project = UnsafeProjection.create(BinKeys.OverlapCopyType)
+    for (_ <- 0 until 2000; base <- Seq(1L, 5L, 1L << rnd.nextInt(40))) {
+      val (lo, hi) = randomInterval()
+      val (leftLevels, rightLevels) = (rnd.nextLong() & rnd.nextLong(), rnd.nextLong() & rnd.nextLong())
+      val isLeft = rnd.nextBoolean()
+      val grid = Literal.create(BinKeys.overlapGrid(base, leftLevels, rightLevels), BinKeys.OverlapGridType)
+      val copies = RangeJoinOverlapBins(Literal(lo), Literal(hi), grid, isLeft).eval(null).asInstanceOf[ArrayData]
+      // Each side's copies go to the levels above its own that hold the other side's intervals.
+      val expected = overlapCopies(lo, hi, base, if (isLeft) rightLevels else leftLevels).toSeq
+        .map { case ((level, bin), (own, first)) => (BinKeys.key(level, bin), own, first) }.sorted
+      val rows = (0 until copies.numElements()).map(copies.getStruct(_, 3))
+      def fields(r: InternalRow) = (r.getLong(0), r.getBoolean(1), r.getBoolean(2))
+      val context = s"[$lo, $hi] base $base, levels $leftLevels / $rightLevels, left: $isLeft"
+      assert(rows.map(fields).sorted == expected, context)
+      assert(rows.map(r => fields(project(r))) == rows.map(fields), context)
+      assert(rows.map(r => fields(r.copy())) == rows.map(fields), context)
     }
   }
 
