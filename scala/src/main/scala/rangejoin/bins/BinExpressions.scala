@@ -62,8 +62,7 @@ private[rangejoin] case class RangeJoinIntervalBins(lo: Expression, hi: Expressi
     val level = BinGrid.levelOf(from, to, base)
     val size = BinGrid.sizeAt(base, level)
     val first = BinGrid.bin(from, size)
-    // At most MaxBins (TopLevelBins) bins; counted, since the last may be Long.MaxValue.
-    val keys = new Array[Long]((BinGrid.bin(to, size) - first + 1).toInt)
+    val keys = new Array[Long](BinGrid.binCount(from, to, size))
     var i = 0
     while (i < keys.length) {
       keys(i) = BinKeys.key(level, first + i)
@@ -111,12 +110,11 @@ private[rangejoin] case class RangeJoinOverlapBins(
     }
     val levels = copyLevels(own)
     val sizes = copySizes(own)
-    // Counted first, so that each copy is one object and the array one more. At most
-    // TopLevelBins bins a level, the last of which may be Long.MaxValue.
+    // Counted first, so that each copy is one object and the array one more.
     var n = 0
     var i = 0
     while (i < levels.length) {
-      n += (BinGrid.bin(to, sizes(i)) - BinGrid.bin(from, sizes(i)) + 1).toInt
+      n += BinGrid.binCount(from, to, sizes(i))
       i += 1
     }
     val copies = new Array[Any](n)
@@ -124,12 +122,12 @@ private[rangejoin] case class RangeJoinOverlapBins(
     i = 0
     while (i < levels.length) {
       val first = BinGrid.bin(from, sizes(i))
-      val last = BinGrid.bin(to, sizes(i))
-      var b = first
-      while (b <= last && b >= first) { // b < first: wrapped past Long.MaxValue
-        copies(c) = new OverlapCopy(BinKeys.key(levels(i), b), levels(i) == own, b == first)
+      val count = BinGrid.binCount(from, to, sizes(i))
+      var k = 0
+      while (k < count) {
+        copies(c) = new OverlapCopy(BinKeys.key(levels(i), first + k), levels(i) == own, k == 0)
         c += 1
-        b += 1
+        k += 1
       }
       i += 1
     }

@@ -46,6 +46,13 @@ private[rangejoin] object BinGrid {
   /** The bin of `x` in bins of `size` (> 0): floor(x / size), also for negatives. */
   def bin(x: Long, size: Long): Long = Math.floorDiv(x, size)
 
+  /**
+   * How many bins of `size` `[lo, hi]` (lo <= hi) covers, on a level it is copied to: at most
+   * TopLevelBins (see [[levelOf]] and [[overlapLevels]]), so the count is an int and
+   * `bin(lo, size) + k` never wraps for k below it.
+   */
+  def binCount(lo: Long, hi: Long, size: Long): Int = (bin(hi, size) - bin(lo, size) + 1).toInt
+
   /** Whether bins of `size` are the top level's: one more factor would overflow a long. */
   def isTop(size: Long): Boolean = size > Long.MaxValue / Factor
 
