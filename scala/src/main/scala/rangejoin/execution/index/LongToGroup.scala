@@ -24,7 +24,7 @@ private[rangejoin] sealed abstract class LongToSegment {
 
 private[rangejoin] object LongToGroup {
 
-  /** The densest key span (largest minus smallest, plus one) per key that still gets an array. */
+  /** The most array positions per key (the span of the keys over their common stride) that still get an array. */
   val DenseSpanPerKey = 4
 
   /** Groups numbered by their position in `keys`, which holds each key once. */
@@ -115,10 +115,7 @@ private final class HashedLongToSegment(groups: HashedLongToGroup, starts: Array
   override def get(key: Long): Long = table.get(key)
 }
 
-/**
- * Open addressing with linear probing; key and group sit side by side, so a lookup touches one
- * cache line. Grows as keys are added, which the driver does while it numbers the groups.
- */
+/** The hash table ([[LongLongTable]]), which grows as the driver numbers the groups. */
 private[rangejoin] final class HashedLongToGroup(expected: Int) extends LongToGroup {
   // Each key's group + 1: the table's 0 is "no key".
   private[index] val table = new LongLongTable(expected)
@@ -131,7 +128,10 @@ private[rangejoin] final class HashedLongToGroup(expected: Int) extends LongToGr
   def getOrAdd(key: Long, group: Int): Int = (table.getOrAdd(key, group + 1L) - 1).toInt
 }
 
-/** Long keys to nonzero long values (0: no value), open addressing with linear probing. */
+/**
+ * Long keys to nonzero long values (0: no value), open addressing with linear probing; a key and
+ * its value sit side by side, so a lookup touches one cache line. Grows as keys are added.
+ */
 private[index] final class LongLongTable(expected: Int) {
   private[this] var mask = capacityFor(expected) - 1
   // slots(2 s) the key, slots(2 s + 1) its value (0: an empty slot).
