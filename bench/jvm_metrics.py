@@ -70,9 +70,9 @@ def scan_rows(df: DataFrame, file_name: str) -> Optional[int]:
     return total
 
 
-class StageInput:
-    """Input records (the task metric "records read") of every stage of the jobs started between
-    ``mark()`` and ``read()``: all the rows the query's tasks read from files."""
+class QueryStages:
+    """The stages (status-store stage data, last attempt each) of every job started between
+    ``mark()`` and ``stages()``: the stages of the queries run in between."""
 
     def __init__(self, spark: SparkSession):
         self.sc = spark.sparkContext._jsc.sc()
@@ -87,22 +87,30 @@ class StageInput:
         self.sc.listenerBus().waitUntilEmpty()
         self.last_job = self._newest_job()
 
-    def read(self) -> int:
+    def stages(self) -> list:
         self.sc.listenerBus().waitUntilEmpty()
         jobs = self.store.jobsList(None)
-        stages = set()
+        ids = set()
         for i in range(jobs.length()):
             job = jobs.apply(i)
             if job.jobId() <= self.last_job:
                 break
-            stages.update(_seq(job.stageIds()))
-        total = 0
-        for stage in stages:
+            ids.update(_seq(job.stageIds()))
+        stages = []
+        for stage in sorted(ids):
             try:
-                total += int(self.store.lastStageAttempt(stage).inputRecords())
+                stages.append(self.store.lastStageAttempt(stage))
             except Exception:  # a stage the store no longer holds
                 pass
-        return total
+        return stages
+
+
+class StageInput(QueryStages):
+    """Input records (the task metric "records read") of every stage of the jobs started between
+    ``mark()`` and ``read()``: all the rows the query's tasks read from files."""
+
+    def read(self) -> int:
+        return sum(int(stage.inputRecords()) for stage in self.stages())
 
 
 class HeapPeak:

@@ -18,6 +18,7 @@ import statistics
 import time
 
 from bench import workloads as wl
+from bench.jvm_metrics import QueryStages
 from bench.local_spark import SPARK_CONF, local_spark
 
 QUERIES = {
@@ -47,22 +48,12 @@ def kind(stage) -> str:
     return "other"
 
 
-def stage_cpu(sc, after_job: int) -> dict:
-    """Executor CPU ms per kind of stage, over the jobs newer than `after_job`."""
-    store = sc.statusStore()
-    jobs = store.jobsList(None)  # newest first
+def stage_cpu(stages) -> dict:
+    """Executor CPU ms per kind of stage, over the completed ones of `stages`."""
     cpu = dict.fromkeys(STAGES, 0)
-    for k in range(jobs.length()):
-        job = jobs.apply(k)
-        if job.jobId() <= after_job:
-            break
-        for s in range(job.stageIds().length()):
-            try:
-                stage = store.lastStageAttempt(job.stageIds().apply(s))
-            except Exception:  # a stage the store no longer holds
-                continue
-            if str(stage.status()) == "COMPLETE":
-                cpu[kind(stage)] += stage.executorCpuTime() // 1_000_000
+    for stage in stages:
+        if str(stage.status()) == "COMPLETE":
+            cpu[kind(stage)] += stage.executorCpuTime() // 1_000_000
     return cpu
 
 
@@ -77,20 +68,17 @@ def main() -> None:
     with local_spark("binned-stages", conf=conf) as spark:
         for table in ("p_large", "i_large", "a_large"):
             spark.read.parquet(os.path.join(args.data_dir, f"{table}.parquet")).createOrReplaceTempView(table)
-        sc = spark.sparkContext._jsc.sc()
+        query_stages = QueryStages(spark)
         engines = {"rangejoin": ("true", QUERIES[args.query]), "stock shuffled hash join": ("false", REFERENCES[args.query])}
         runs = {name: [] for name in engines}
         for run in range(args.runs):
             for name, (enabled, query) in engines.items():
                 spark.conf.set("spark.rangejoin.enabled", enabled)
-                sc.listenerBus().waitUntilEmpty()
-                jobs = sc.statusStore().jobsList(None)
-                newest = jobs.apply(0).jobId() if jobs.length() else -1
+                query_stages.mark()
                 start = time.perf_counter()
                 answer = tuple(spark.sql(query).collect()[0])
                 wall = time.perf_counter() - start
-                sc.listenerBus().waitUntilEmpty()
-                cpu = stage_cpu(sc, newest)
+                cpu = stage_cpu(query_stages.stages())
                 runs[name].append((wall, cpu))
                 print(f"run {run:2d} {name:<25} {wall:6.3f} s  " + "  ".join(f"{k} {cpu[k]:5d} ms" for k in STAGES)
                       + f"  answer {answer}", flush=True)
@@ -102,6 +90,7 @@ def main() -> None:
                   f"{statistics.median(w for w, _ in kept):.3f} s; CPU medians "
                   + ", ".join(f"{k} {median[k]:.0f} ms" for k in STAGES)
                   + f"; join / large map {ratio:.2f}")
+
 
 if __name__ == "__main__":
     main()
