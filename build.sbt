@@ -194,7 +194,7 @@ lazy val root = (project in file("."))
       Tags.exclusiveGroup(Tags.Clean)),
     // The JIT's first tier only, in every tier: thousands of small queries, each planned and
     // compiled once, never pay back the optimizing compiler. The local-cluster executors inherit
-    // it (ClusterDifferentialSession). Alone, suites spend a fifth to 45% less CPU; in a whole
+    // it (ClusterDifferentialSession). Alone, suites spend a tenth to 45% less CPU; in a whole
     // `make test` the saving did not show beyond the machine's drift (docs/design.md, Tests).
     Test / javaOptions += "-XX:TieredStopAtLevel=1",
     Test / javaOptions ++= sparkJavaOptions ++ Seq(
