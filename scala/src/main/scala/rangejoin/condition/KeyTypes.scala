@@ -56,6 +56,12 @@ private[rangejoin] object KeyTypes {
   }
 
   /**
+   * Whether a key of this type is its own value as an int (read with getInt), widened to a long:
+   * sorted keys of it, narrowed back, are the column's values.
+   */
+  def ownInt(keyType: DataType): Boolean = keyType == IntegerType || keyType == DateType
+
+  /**
    * Reads a key of this type as a long that orders exactly as Spark orders the key, for the types
    * whose order is a long's.
    */

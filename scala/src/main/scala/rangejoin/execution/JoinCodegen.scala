@@ -414,7 +414,6 @@ private[execution] trait JoinCodegen extends CodegenSupport {
 
   private def declareBufferedTerms(ctx: CodegenContext, task: String): Unit = {
     rowsTerm = ctx.addMutableState("InternalRow[]", "bufferedRows", forceInline = true)
-    atTaskStart(ctx, s"$rowsTerm = $task.rows();")
     columnTerms = buffered.output.map { a =>
       if (BufferedColumns.supports(a.dataType)) {
         val javaType = CodeGenerator.javaType(a.dataType)
@@ -425,13 +424,16 @@ private[execution] trait JoinCodegen extends CodegenSupport {
   }
 
   /**
-   * Fetches, at the task's start, the arrays of the columns the generated code reads: a column
-   * is built on its first fetch in the JVM, so one no operator reads (a parent may read none) is
-   * never built. Any code that reads a column is in `code` (doConsume's) or in a function added
-   * to `ctx` while it was generated; an array that code does not name is never read.
+   * Fetches, at the task's start, the rows and the arrays of the columns the generated code reads:
+   * a column is built on its first fetch in the JVM, so one no operator reads (a parent may read
+   * none) is never built, and neither are the rows of a side that is its keys
+   * ([[rangejoin.execution.index.KeyRows]]) where every column read comes from an array. Any code
+   * that reads them is in `code` (doConsume's) or in a function added to `ctx` while it was
+   * generated; what that code does not name is never read.
    */
   private def fetchReadColumns(ctx: CodegenContext, task: String, code: String): Unit = {
     val named = JoinCodegen.namedIn(ctx, code)
+    if (named(rowsTerm)) atTaskStart(ctx, s"$rowsTerm = $task.rows();")
     buffered.output.zip(columnTerms).zipWithIndex.foreach {
       case ((a, Some((values, nulls))), ordinal) if named(values) =>
         val javaType = CodeGenerator.javaType(a.dataType)
@@ -444,8 +446,8 @@ private[execution] trait JoinCodegen extends CodegenSupport {
 
   /**
    * Buffered row `i`'s columns as variables; with `pad`, all NULL where `pad` is true. A column
-   * of a fixed-width type is read from its [[BufferedColumns]] array, unless `fromRows`; another
-   * is read from the row. Buffered rows are always UnsafeRows (BroadcastRows carries nothing
+   * of a fixed-width type is read from its [[BufferedColumns]] array, unless `fromRows` (the
+   * unsorted buffer's rare branch); another is read from the row. Buffered rows are always UnsafeRows (BroadcastRows carries nothing
    * else): typed so, as Spark's BroadcastNestedLoopJoin types its own, their getters are calls to
    * a final class.
    */
@@ -466,7 +468,9 @@ private[execution] trait JoinCodegen extends CodegenSupport {
          """.stripMargin
         case None =>
           ctx.currentVars = null
-          ctx.INPUT_ROW = s"((UnsafeRow) $rowsTerm[$i])"
+          // The unsorted buffer's branch asks the task for the rows, so that a sorted one whose
+          // other reads are all from arrays never fetches them (nor builds [[KeyRows]]' rows).
+          ctx.INPUT_ROW = s"((UnsafeRow) ${if (fromRows) s"$task.rows()" else rowsTerm}[$i])"
           val ev = BoundReference(ordinal, a.dataType, a.nullable).genCode(ctx)
           val read = s"""
              |${ev.code}

@@ -311,4 +311,33 @@ class CodegenSuite extends RangeJoinQueries {
       }
     }
   }
+
+  test("generated code reads an integer key side's column from its sorted keys and never builds its rows") {
+    val values = "(1), (1), (5), (-3), (2147483647), (-2147483648), (0), (7)"
+    val types = Seq(
+      "INT" -> ((v: String) => v),
+      "BIGINT" -> ((v: String) => s"($v) * 3000000000L"),
+      "DATE" -> ((v: String) => s"DATE_ADD(DATE'2000-01-01', ($v) % 100000)"),
+      "TIMESTAMP" -> ((v: String) => s"TIMESTAMP_SECONDS($v)"))
+    for ((name, of) <- types) {
+      sql(s"SELECT ${of("v")} AS k FROM VALUES $values AS t(v)").createOrReplaceTempView("kb")
+      sql(s"SELECT ${of("v + 1")} AS x, aid FROM VALUES (0, 1), (4, 2), (NULL, 3), (-4, 4), (2147483646, 5), (6, 6) AS t(v, aid)")
+        .createOrReplaceTempView("ka")
+      for (query <- Seq(
+             "SELECT /*+ BROADCAST(kb) */ ka.aid, kb.k FROM ka JOIN kb ON ka.x < kb.k",
+             "SELECT /*+ BROADCAST(kb) */ ka.aid, kb.k FROM ka LEFT JOIN kb ON ka.x >= kb.k",
+             "SELECT /*+ BROADCAST(kb) */ * FROM ka LEFT SEMI JOIN kb ON ka.x < kb.k AND ka.x <> kb.k",
+             "SELECT /*+ BROADCAST(kb) */ * FROM ka LEFT ANTI JOIN kb ON ka.x < kb.k AND ka.x <> kb.k")) {
+        val expected = stock(rowsOf(sql(query)))
+        val df = sql(query)
+        assert(rowsOf(df) == expected, s"$name: $query")
+        assert(generatedJoins(df).nonEmpty, s"$name: not generated: $query")
+        val buffers = collect(df.queryExecution.executedPlan) {
+          case b: SortedBroadcastExec => b.executeBroadcast[SortedBuffer]().value
+        }
+        assert(buffers.nonEmpty && buffers.forall(_.rowsAreKeys), s"$name: not its keys: $query")
+        assert(!buffers.exists(_.rowsBuilt), s"$name: the rows were built: $query")
+      }
+    }
+  }
 }

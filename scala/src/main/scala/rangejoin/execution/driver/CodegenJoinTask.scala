@@ -75,7 +75,12 @@ private[rangejoin] final class CodegenJoinTask(spec: JoinSpec, buffer: SortedBuf
    * (docs/design.md, "Buffered columns from arrays").
    */
   def values(ordinal: Int, javaType: String): AnyRef =
-    if (ordinal == keyColumn && javaType == "long") buffer.longKeys else buffer.columns.values(ordinal, javaType)
+    if (ordinal != keyColumn) buffer.columns.values(ordinal, javaType)
+    else javaType match {
+      case "long" => buffer.longKeys
+      case "int" => buffer.intKeys
+      case other => throw new IllegalArgumentException(s"the sort key's column read as $other")
+    }
 
   /**
    * Whether each buffered row's column `ordinal` is NULL; null when none is, as for the sort key's

@@ -35,11 +35,12 @@ private[rangejoin] final case class JoinSpec(
 
   /**
    * The buffered column that is the sort key itself, of a type whose sorted keys are its own
-   * values as longs ([[KeyTypes.ownLong]], [[SortedBuffer.longKeys]]), if there is one: generated
-   * code reads it from those keys (see [[CodegenJoinTask.values]]).
+   * values as longs ([[KeyTypes.ownLong]], [[SortedBuffer.longKeys]]) or as ints widened
+   * ([[KeyTypes.ownInt]], [[SortedBuffer.intKeys]]), if there is one: generated code reads it
+   * from those keys (see [[CodegenJoinTask.values]]).
    */
   def keyColumn: Option[Int] = BindReferences.bindReference(index.sortPredicate.bufferedKey, bufferedOutput) match {
-    case BoundReference(ordinal, keyType, _) if KeyTypes.ownLong(keyType) => Some(ordinal)
+    case BoundReference(ordinal, keyType, _) if KeyTypes.ownLong(keyType) || KeyTypes.ownInt(keyType) => Some(ordinal)
     case _ => None
   }
 

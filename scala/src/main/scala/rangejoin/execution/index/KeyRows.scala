@@ -32,7 +32,14 @@ private[rangejoin] final class KeyRows(val numRows: Int, keyType: DataType, keys
   // pattern matches.
   private[this] val width: Int = keyType.defaultSize
 
+  // Whether this JVM has built the rows: a join whose generated code reads every column from
+  // arrays never should (CodegenSuite checks it).
+  @transient @volatile private[this] var built = false
+
+  def rowsBuilt: Boolean = built
+
   @transient lazy val rows: Array[InternalRow] = {
+    built = true
     val out = new Array[InternalRow](numRows)
     var i = 0
     while (i < numRows) {

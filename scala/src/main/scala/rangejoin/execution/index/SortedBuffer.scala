@@ -55,6 +55,12 @@ private[rangejoin] final class SortedBuffer private[index] (
   /** Whether the rows are the keys ([[KeyRows]]): built from them where they are read. */
   def rowsAreKeys: Boolean = payload.isInstanceOf[KeyRows]
 
+  /** Whether the rows are built in this JVM: always, unless they are the keys and none was read. */
+  def rowsBuilt: Boolean = payload match {
+    case keys: KeyRows => keys.rowsBuilt
+    case _ => true
+  }
+
   /** Row i, a copy of its own, without building every row where they are the keys ([[KeyRows]]). */
   def copyOfRow(i: Int): InternalRow = payload.copyOf(i)
 
@@ -70,6 +76,21 @@ private[rangejoin] final class SortedBuffer private[index] (
    * stored array, for a search that reads them per streamed row.
    */
   @transient lazy val longKeys: Array[Long] = keys.toLongArray()
+
+  /**
+   * The sorted keys of an int or a date key, stored as themselves widened to longs, narrowed
+   * back: the key column's values, for generated code that reads the column, without a pass
+   * over the rows (which [[KeyRows]] would build first). Built once per JVM that reads them.
+   */
+  @transient lazy val intKeys: Array[Int] = {
+    val out = new Array[Int](keys.numElements())
+    var i = 0
+    while (i < out.length) {
+      out(i) = keys.getLong(i).toInt
+      i += 1
+    }
+    out
+  }
 }
 
 private[rangejoin] object SortedBuffer {
