@@ -23,6 +23,7 @@ import json
 import os
 import platform
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -478,6 +479,38 @@ def run_floor(engines: Engines, workload: wl.Workload, label: str, sql: str, arg
     return result
 
 
+def pair_with_floor(engines: Engines, workload: wl.Workload, entry: dict, args) -> None:
+    """A rangejoin/floor target divides two times of the same Spark, taken minutes apart (the
+    floor runs after the workload's queries), on a machine whose speed drifts by a fifth or more
+    over minutes. For each query with such a target, the floor and rangejoin then run
+    alternately, --repeat rounds, and the target reads the median of the rounds' ratios
+    (``paired_floor``): a drift moves both times of a round alike."""
+    for q, query in zip(entry["queries"], workload.queries):
+        if not any(name == "rangejoin/floor" for name, _, _ in report.RATIO_TARGETS.get(q["key"], [])):
+            continue
+        floor = q.get("floor") or entry["floor"]
+        if floor is None:
+            continue
+        rounds = []
+        for _ in range(args.repeat):
+            times = {}
+            for mode, sql, expected, conf in (
+                    ("floor", floor["sql"], floor["answer"], query.spark_conf if q.get("floor") else {}),
+                    ("rangejoin", query.sql, q["rangejoin"]["answer"], query.spark_conf)):
+                engines.query_conf = dict(conf)
+                try:
+                    answer, times[mode], *_ = engines.spark_run(sql, mode, query.plan_marker)
+                finally:
+                    engines.query_conf = {}
+                if answer != expected:
+                    raise BenchError(f"{q['key']} ({mode}, paired) answered {answer}, then {expected}")
+            rounds.append([times["rangejoin"], times["floor"]])
+        ratio = statistics.median(rj / fl for rj, fl in rounds)
+        q["paired_floor"] = {"rounds": rounds, "ratio": ratio}
+        log(f"    {q['key']}: rangejoin / floor, {args.repeat} alternating rounds: median "
+            f"{ratio:.2f}x ({', '.join(f'{rj:.3f}/{fl:.3f}' for rj, fl in rounds)})")
+
+
 def machine_info(spark) -> dict:
     cpu = "unknown"
     try:
@@ -599,6 +632,7 @@ def main(argv=None) -> int:
                 entry["floor"] = None if workload.floor_sql is None else run_floor(
                     engines, workload, f"{workload.key} floor", workload.floor_sql(answers), args,
                     short=any(q["short"] for q in entry["queries"]))
+                pair_with_floor(engines, workload, entry, args)
                 results["workloads"].append(entry)
             results["memory"] = broadcasts_held(spark, manifest, chosen, args)
         except BenchError as e:

@@ -76,7 +76,7 @@ def ratios(w, q) -> dict:
     stock = full_seconds(q, "stock Spark")
     return {
         "stock/rangejoin": stock / rj if stock is not None else None,
-        "rangejoin/floor": rj / floor_of(w, q)["best"],
+        "rangejoin/floor": q["paired_floor"]["ratio"] if q.get("paired_floor") else rj / floor_of(w, q)["best"],
         "rangejoin/DuckDB": rj / full_seconds(q, "DuckDB"),
     }
 
@@ -468,7 +468,10 @@ def markdown(results, chart_file: Optional[str]) -> str:
                         right=range(1, 8)))
     out += ["", "Times in seconds. rj = rangejoin; stock = the same Spark session with "
             "`spark.rangejoin.enabled=false`; floor: Spark doing the workload's scans (W4: producing "
-            "its rows) without the join, defined below."]
+            "its rows) without the join, defined below. rj/floor, where a target reads it (W1-W4): the "
+            "median of the ratios of rounds that run the floor and rangejoin alternately, after the "
+            "times above (a drift in the machine's speed moves both times of a round alike); elsewhere "
+            "the ratio of the two best times."]
     notes = reduced_notes(results)
     if notes:
         out += ["", "\\* **Extrapolated**: where a run would have taken longer than "

@@ -73,6 +73,11 @@ def test_bench_completes_at_tiny_scale_with_agreeing_answers(tmp_path):
         assert side["rows"] == results["manifest"]["tables"][side["table"]]["rows"]
         for engine in ("stock Spark", "rangejoin"):
             assert {"heap", "objects"} <= set(side[engine]["held"]), (side["table"], engine)
+    # Each rangejoin/floor target reads rounds of the floor and rangejoin run alternately.
+    for key in ("W1 inner", "W2 EXISTS", "W2 NOT EXISTS", "W2 SEMI+residual", "W3 inner", "W4 left outer"):
+        (rj, floor), = queries[key]["paired_floor"]["rounds"]
+        assert queries[key]["paired_floor"]["ratio"] == rj / floor, key
+    assert "paired_floor" not in queries["W6 BETWEEN small"]
     assert len(results["targets"]) >= 10
     markdown = (out / "benchmarks.md").read_text()
     assert "## Results" in markdown and "Not a full run" in markdown
@@ -91,6 +96,15 @@ def test_join_operator_names_the_first_join_and_a_cartesian_product():
             "+- BroadcastNestedLoopJoin BuildRight, Inner\n")
     assert join_operator(plan).startswith("SortMergeJoin [rangejoin_bin], [rangejoin_bin]")
     assert join_operator("*(1) Project [x#1L]\n+- Scan") is None
+
+
+def test_a_floor_target_reads_the_median_of_the_paired_rounds_where_there_are_some():
+    w = {"floor": {"best": 1.0}}
+    q = {"key": "W2 EXISTS", "rangejoin": {"best": 3.0}, "DuckDB": {"best": 1.5}, "stock Spark": None}
+    assert report.ratios(w, q)["rangejoin/floor"] == 3.0
+    q["paired_floor"] = {"rounds": [[1.2, 1.0], [2.0, 1.0], [1.0, 1.0]], "ratio": 1.2}
+    assert report.ratios(w, q)["rangejoin/floor"] == 1.2
+    assert report.ratios(w, q)["rangejoin/DuckDB"] == 2.0
 
 
 MB = 2**20
