@@ -447,9 +447,9 @@ private[execution] trait JoinCodegen extends CodegenSupport {
   /**
    * Buffered row `i`'s columns as variables; with `pad`, all NULL where `pad` is true. A column
    * of a fixed-width type is read from its [[BufferedColumns]] array, unless `fromRows` (the
-   * unsorted buffer's rare branch); another is read from the row. Buffered rows are always UnsafeRows (BroadcastRows carries nothing
-   * else): typed so, as Spark's BroadcastNestedLoopJoin types its own, their getters are calls to
-   * a final class.
+   * unsorted buffer's rare branch); another is read from the row. Buffered rows are always
+   * UnsafeRows (BroadcastRows carries nothing else): typed so, as Spark's BroadcastNestedLoopJoin
+   * types its own, their getters are calls to a final class.
    */
   private def bufferedColumns(
       ctx: CodegenContext,
