@@ -46,12 +46,13 @@ class BandDifferentialSideSwitchSuite
 /**
  * A third of the cases on `local-cluster[2,1,1024]`: broadcasts of the sorted buffered side (with
  * its interval tree), task closures and the merged marks of the buffered side really cross
- * processes. AQE on and off; every other inner band case with the side switch everywhere.
+ * processes. AQE on and off; every other inner band case with the side switch everywhere (of
+ * those the full tier a quarter: few of them swap, and a sixth swapped none).
  */
 class BandDistributedSuite extends DistributedDifferentialSuite {
   checkAqeOnAndOff(BandDifferentialSuites.every(3, 0))
-  check("side switch", BandDifferentialSuites.all.filter(_.form == BandForm.Inner)
-    .zipWithIndex.collect { case (c, i) if i % 2 == 0 => c }, SideSwitchEverywhere.conf: _*)
+  checkShare("side switch", BandDifferentialSuites.all.filter(_.form == BandForm.Inner)
+    .zipWithIndex.collect { case (c, i) if i % 2 == 0 => c }, Tier.quarter, SideSwitchEverywhere.conf: _*)
   // Registered after the cases, so it runs after them.
   test("the side switch buffered the other side across executors") {
     assert(runner.switches.swapped > 0, s"${runner.switches.switched} switched, ${runner.switches.swapped} swapped")

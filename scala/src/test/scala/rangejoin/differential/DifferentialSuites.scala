@@ -12,14 +12,17 @@ import rangejoin.RangeJoinConf
  *    differential family, every n-th case, spread over its cases so that every join form, key
  *    type and shape the family rotates through still occurs;
  *  - `full` (`make test` on Spark 4.3): of each family and its variants (AQE, code generation,
- *    ANSI off, ...) a seeded third of the cases (of the as-of family a sixth; of the plain
- *    family's local-cluster suite a fifth), drawn at random so that no dimension their order rotates
- *    through is dropped;
+ *    ANSI off, ...) a seeded quarter of the cases (of the as-of family an eighth; of each
+ *    local-cluster suite a sixth, of the plain family's a tenth), drawn at random so that no
+ *    dimension their order rotates through is dropped;
  *  - `all` (`make test-all`): every case of every family.
  */
 object Tier {
   private val name: String = sys.props.getOrElse("rangejoin.tests", "full")
-  /** The smoke tier: the fast tier's suites with a third of each slice (the Spark lines 4.0-4.2). */
+  /**
+   * The smoke tier: the fast tier's suites with a third of each slice (the Spark lines 4.0-4.2),
+   * and [[acrossSmokeLines]].
+   */
   val smoke: Boolean = name == "smoke"
   val fast: Boolean = name == "fast" || smoke
   val all: Boolean = name == "all"
@@ -42,11 +45,31 @@ object Tier {
       cases.indices.collect { case i if kept(i) => cases(i) }
     }
 
-  /** A third of `size`, rounded up: the full tier's share of each family. */
-  def third(size: Int): Int = (size + 2) / 3
+  /**
+   * `cases`, but in the smoke tier only this Spark line's turn of them: the three smoke lines
+   * (4.0, 4.1 and 4.2, by minor version) take every third case each, so that together they run
+   * every case. For a unit suite's loop over key types that is costly on every line.
+   */
+  def acrossSmokeLines[C](cases: Seq[C]): Seq[C] =
+    if (!smoke) cases
+    else {
+      val turn = org.apache.spark.SPARK_VERSION.split('.')(1).toInt % 3
+      cases.indices.collect { case i if i % 3 == turn => cases(i) }
+    }
 
-  /** A fifth of `size`, rounded up: the full tier's share of PlainDistributedSuite. */
-  def fifth(size: Int): Int = (size + 4) / 5
+  /** A quarter of `size`, rounded up: the full tier's share of each family. */
+  def quarter(size: Int): Int = share(size, 4)
+
+  /**
+   * A sixth of `size`, rounded up: the full tier's share of a local-cluster suite, whose cases
+   * are its family's local ones; crossing processes is what the cluster adds.
+   */
+  def sixth(size: Int): Int = share(size, 6)
+
+  /** A tenth of `size`, rounded up: the full tier's share of PlainDistributedSuite. */
+  def tenth(size: Int): Int = share(size, 10)
+
+  private def share(size: Int, n: Int): Int = (size + n - 1) / n
 }
 
 /**
@@ -102,12 +125,12 @@ abstract class DifferentialSuite(cases: Seq[DifferentialCase])
   override protected def summary: String = runner.summary(getClass.getSimpleName)
 
   /**
-   * Whether the full tier runs a seeded third of the cases (every suite's but a slice that no
+   * Whether the full tier runs a seeded quarter of the cases (every suite's but a slice that no
    * other suite of the family covers); `make test-all` runs them all.
    */
   protected def sampledInFullTier: Boolean = true
 
-  Tier.sample(cases, full = if (sampledInFullTier) Tier.third(cases.size) else Int.MaxValue)
+  Tier.sample(cases, full = if (sampledInFullTier) Tier.quarter(cases.size) else Int.MaxValue)
     .foreach { c => test(c.toString)(runner.check(c, variant)) }
 }
 
@@ -122,12 +145,16 @@ abstract class DistributedDifferentialSuite extends AnyFunSuite with ClusterDiff
 
   override protected def summary: Option[String] = Some(runner.summary(getClass.getSimpleName))
 
-  // The full tier a seeded third, as the local suites of the same families (or fewer: below).
+  // The full tier a seeded sixth: fewer than the local suites of the same families (below).
   protected def check(label: String, cases: Seq[DifferentialCase], conf: (String, String)*): Unit =
-    Tier.sample(cases, full = fullTierShare(cases.size)).foreach { c => test(s"$label: $c")(runner.check(c, conf)) }
+    checkShare(label, cases, fullTierShare, conf: _*)
+
+  /** As `check`, the full tier running `share(cases.size)` of the cases. */
+  protected def checkShare(label: String, cases: Seq[DifferentialCase], share: Int => Int, conf: (String, String)*): Unit =
+    Tier.sample(cases, full = share(cases.size)).foreach { c => test(s"$label: $c")(runner.check(c, conf)) }
 
   /** How many of `size` cases the full tier runs. */
-  protected def fullTierShare(size: Int): Int = Tier.third(size)
+  protected def fullTierShare(size: Int): Int = Tier.sixth(size)
 
   /** Every other case with adaptive execution on, the rest with it off; `label` tells apart several calls. */
   protected def checkAqeOnAndOff(cases: Seq[DifferentialCase], conf: (String, String)*): Unit =
@@ -163,10 +190,10 @@ class PlainDifferentialAnsiOffSuite extends DifferentialSuite(PlainCases.every(5
 class PlainDifferentialSideSwitchSuite extends DifferentialSuite(PlainCases.inner) with SideSwitchEverywhere
 
 class PlainDistributedSuite extends DistributedDifferentialSuite {
-  // A fifth in the full tier: its many cases are the plain family's local ones (a third there);
-  // crossing processes, which each of them does, is what the cluster adds. Still about 40 range
-  // joins, a few side switches among them.
-  override protected def fullTierShare(size: Int): Int = Tier.fifth(size)
+  // A tenth in the full tier: its many cases are the plain family's local ones (a quarter there);
+  // crossing processes, which each of them does, is what the cluster adds. Still about 20 range
+  // joins, a few side switches among them (the test below asserts one).
+  override protected def fullTierShare(size: Int): Int = Tier.tenth(size)
 
   checkAqeOnAndOff(PlainCases.every(3, 0))
   // The inner cases with the side switch on every join it can take, swapping whenever it can:
