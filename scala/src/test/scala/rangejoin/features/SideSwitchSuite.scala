@@ -79,11 +79,17 @@ class SideSwitchSuite extends RangeJoinQueries {
 
   test("either side, every operator, doubles with NaN and -0.0, NULL keys and empty sides") {
     withSQLConf(always: _*) {
-      for (op <- Seq("<", "<=", ">", ">="); (l, r) <- Seq(("low", "big"), ("big", "high"), ("many", "big"))) {
-        assertAsStock(s"SELECT l.id, r.id FROM $l l JOIN $r r ON l.k $op r.k AND (l.id + r.id) % 37 = 0")
+      val pairs = Seq(("low", "big"), ("big", "high"), ("many", "big"))
+      for ((op, i) <- Seq("<", "<=", ">", ">=").zipWithIndex; ((l, r), j) <- pairs.zipWithIndex) {
+        // The large pairs (stock Spark compares their 6 million pairs), the empty and the
+        // all-NULL side with each operator once and each pair of sides at least once: every
+        // combination made this the slowest test of the suites.
+        if (i % pairs.size == j) {
+          assertAsStock(s"SELECT l.id, r.id FROM $l l JOIN $r r ON l.k $op r.k AND (l.id + r.id) % 37 = 0")
+          assertAsStock(s"SELECT l.id FROM $l l JOIN none r ON l.k $op r.k")
+          assertAsStock(s"SELECT l.id, r.id FROM $l l JOIN nullkeys r ON l.k $op r.k")
+        }
         assertAsStock(s"SELECT l.id, r.d FROM $l l JOIN dbl r ON l.d $op r.d")
-        assertAsStock(s"SELECT l.id FROM $l l JOIN none r ON l.k $op r.k")
-        assertAsStock(s"SELECT l.id, r.id FROM $l l JOIN nullkeys r ON l.k $op r.k")
       }
       // One side all doubles: NaN above every number, -0.0 equal to 0.0.
       for (op <- Seq("<", "<=", ">", ">=")) {
