@@ -10,6 +10,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import rangejoin.execution.TestSupport._
 import rangejoin.condition.RangeOp
 import rangejoin.execution.{KeyCase, KeyCases}
+import rangejoin.differential.Tier
 /**
  * The search every range join reduces to, for every key type rangejoin supports: for random
  * buffers (NULLs, duplicates, special values) and probes (existing keys, values beyond every key,
@@ -25,7 +26,8 @@ class SortedKeysSuite extends AnyFunSuite {
   private val nullShare = 0.15
   private val edgeShare = 0.15
 
-  for (keyCase <- KeyCases.all) {
+  // The costliest unit loop (about 4 s a type): the smoke lines share its types between them.
+  for (keyCase <- Tier.acrossSmokeLines(KeyCases.all)) {
     test(s"runs are exactly the rows Spark's comparison accepts: ${keyCase.name}") {
       val rnd = new Random(keyCase.name.hashCode)
       for (n <- bufferSizes; withEdges <- Seq(false, true)) {
