@@ -34,7 +34,7 @@ PY_DEPS     := pyspark==4.3.0 pytest==9.2.0 duckdb==2.0.0 \
   googleapis-common-protos==1.76.0 grpcio==1.85.3 grpcio-status==1.85.3 pandas==2.3.3 pyarrow==26.0.1 \
   zstandard==0.25.0
 
-.PHONY: all venv jar jars wheel install demo test test-fast test-all scala-test scala-test-fast lines-test-fast py-test py-test-fast bench publish-local publish-m2 clean
+.PHONY: all venv jar jars wheel install demo test test-fast test-all scala-test scala-test-fast lines-test-fast pyspark-homes py-test py-test-fast bench publish-local publish-m2 clean
 
 all: wheel
 
@@ -83,14 +83,16 @@ demo: install
 	$(PY) -m bench.demo
 
 # One sbt start builds the 4.3 jar, publishes it to ~/.m2 (for the spark-submit --packages test)
-# and runs every ScalaTest suite in the full tier (rangejoin.differential.Tier: a seeded third of
-# each differential family's cases, a sixth of the as-of ones); then the other lines build and
-# run the fast or smoke tier (lines-test-fast, unpublished); then the Python suites run against
-# the installed wheel. One after another: each step keeps the 2 cores busy, and pytest beside
+# and runs every ScalaTest suite in the full tier (rangejoin.differential.Tier: a seeded quarter of
+# each differential family's cases, an eighth of the as-of ones), while the other lines' pyspark
+# jars download (pyspark-homes: the network's time, not the cores'); then the other lines build
+# and run the fast or smoke tier (lines-test-fast, unpublished); then the Python suites run
+# against the installed wheel. One after another: each step keeps the 2 cores busy, and pytest beside
 # the other lines saved nothing (both took 29.9 minutes side by side at 0684ecd, 27.1 one after
 # the other at 3eb11c2, on fresh clones). docs/design.md, "Tests".
 test: $(VENV_STAMP)
-	$(SBT) package publishM2 test
+	mkdir -p target && { $(MAKE) --no-print-directory pyspark-homes >target/pyspark-homes.log 2>&1 & prefetch=$$!; \
+	  $(SBT) package publishM2 test; rc=$$?; wait $$prefetch; exit $$rc; }
 	touch $(JAR)
 	$(MAKE) --no-print-directory lines-test-fast
 	$(MAKE) --no-print-directory py-test
@@ -125,7 +127,7 @@ scala-test: $(VENV_STAMP)
 
 # Every line but 4.3: build its jar and run the fast tier's suites against its own Spark: 3.5
 # (Scala 2.12, the line furthest from 4.3) in the fast tier, 4.0-4.2 in the smoke tier (a third of
-# each family's slice). The lines of one tier share one sbt run (build.sbt's `line` command): the
+# each family's slice; the three lines share SortedKeysSuite's key types). The lines of one tier share one sbt run (build.sbt's `line` command): the
 # build loads once and the compiler stays warm. LINE_TIER=fast runs every line in the fast tier
 # (make test-all does); LINES_TEST="3.5 4.0" runs only those lines, LINE_SUITES other suites.
 # The spark-submit --packages tests resolve only 4.3's jar from ~/.m2 (`make test` publishes it);
@@ -137,11 +139,14 @@ lines_in_tier = $(strip $(foreach l,$(LINES_TEST),$(if $(filter $(1),$(call line
 # sbt's arguments for `lines`, the first loaded at start and each next switched to with `line`.
 line_steps = -Drangejoin.spark=$(firstword $(1)) \
   $(foreach l,$(1),$(if $(filter-out $(firstword $(1)),$(l)),"line $(l)") package "testOnly $(LINE_SUITES)")
-lines-test-fast:
-	$(foreach l,$(LINES_TEST),build/pyspark-home $(call pyspark_of,$(l)) >/dev/null && ) true
+lines-test-fast: pyspark-homes
 	$(foreach t,fast smoke,$(if $(call lines_in_tier,$(t)),echo "== Spark $(call lines_in_tier,$(t)): the $(t) tier" && \
 	  RANGEJOIN_TESTS=$(t) $(SBT) $(call line_steps,$(call lines_in_tier,$(t))) && )) true
 	touch $(JARS)
+
+# The pyspark jars of the lines LINES_TEST names, each installed once (build/pyspark-home).
+pyspark-homes:
+	$(foreach l,$(LINES_TEST),build/pyspark-home $(call pyspark_of,$(l)) >/dev/null && ) true
 
 py-test: install
 	$(PY) -m pytest -q --durations=12 tests

@@ -224,9 +224,10 @@ def test_fresh_virtualenv_with_each_spark_line(tmp_path, pyspark_version):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    # This process's pip installs into the new environment (pip --python), saving a pip bootstrap.
+    # This process's pip installs into the new environment (pip --python), saving a pip bootstrap;
+    # --no-compile: the check runs each module once, and pyspark's thousands need no .pyc first.
     subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-compile",
          "--disable-pip-version-check", f"pyspark=={pyspark_version}", str(wheel)],
         check=True, timeout=900,
     )
