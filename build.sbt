@@ -23,7 +23,14 @@ val shortTier: Boolean = sys.env.get("RANGEJOIN_TESTS").exists(Set("fast", "smok
  * costliest suites.
  */
 def secondTestGroup(suite: String): Boolean =
-  (if (shortTier) Set(
+  (if (sys.env.get("RANGEJOIN_TESTS").contains("smoke")) Set(
+    // The smoke lines share SortedKeysSuite's key types (Tier.acrossSmokeLines): the planning
+    // suite, a third of the smoke tier's time, balances the rest.
+    "rangejoin.planning.RangeJoinPlanningSuite",
+    "rangejoin.differential.FileScanDifferentialSuite",
+    "rangejoin.differential.AsOfDifferentialSuite",
+    "rangejoin.differential.PlainDifferentialSuite")
+  else if (shortTier) Set(
     "rangejoin.execution.index.SortedKeysSuite",
     "rangejoin.differential.FileScanDifferentialSuite",
     "rangejoin.differential.KeyedExistenceDifferentialSuite",
