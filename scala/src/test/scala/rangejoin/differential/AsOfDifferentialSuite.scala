@@ -344,7 +344,7 @@ class ShuffledAsOfDifferentialSuite extends AsOfDifferential with LocalDifferent
   override protected def cases: Seq[(AsOfCase, Seq[(String, String)])] = {
     val (keyed, unkeyed) = AsOfDifferentialSuite.cases.partition(_.keyed)
     AsOfDifferentialSuite.interpretedEveryThird(
-      AsOfDifferentialSuite.alternated(Tier.sample(keyed, 6, full = 24) ++ Tier.sample(unkeyed, 6, full = 24))
+      AsOfDifferentialSuite.alternated(Tier.sample(keyed, 6, full = 16) ++ Tier.sample(unkeyed, 6, full = 16))
         .map(AsOfDifferentialSuite.shuffled)) ++
       // Distances past an int across the span: one range, as Spark's operator would run it.
       AsOfDifferentialSuite.alternated(Tier.sample(unkeyed.filter(_.data == AsOfDifferentialSuite.overflow), 4, full = 6))
