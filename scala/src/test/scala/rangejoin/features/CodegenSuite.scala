@@ -106,14 +106,15 @@ class CodegenSuite extends RangeJoinQueries {
     }
   }
 
-  for ((name, condition) <- shapes) {
+  private val emptyPairs = Seq(("ca0", "cb"), ("ca", "cb0"), ("ca0", "cb0"))
+
+  for (((name, condition), shape) <- shapes.zipWithIndex) {
     test(s"$name: empty sides") {
       // Each join type with one of the three empty pairs in turn (each pair with every type
       // across the four shapes): every type meets an empty streamed and an empty buffered side.
-      val empties = Seq(("ca0", "cb"), ("ca", "cb0"), ("ca0", "cb0"))
-      for ((n, (l, r)) <- empties.indices.map(i => (i, empties(i)));
+      for (((l, r), pair) <- emptyPairs.zipWithIndex;
            ((query, generated), q) <- queries(condition, " AND ca.aid <> cb.bid", l, r).zipWithIndex
-           if (q + shapes.indexWhere(_._1 == name)) % empties.size == n) {
+           if (q + shape) % emptyPairs.size == pair) {
         assertThreeWays(query, generated)
       }
     }
