@@ -13,8 +13,11 @@ val sparkVersion = sparkLine.sparkVersion
 // Maven Central has for the line; they run against the line's runtime above.
 val sparkTestJarsVersion = sparkLine.testJars
 
-/** Whether this run is the fast or the smoke tier (RANGEJOIN_TESTS): small queries, sampled families. */
-val shortTier: Boolean = sys.env.get("RANGEJOIN_TESTS").exists(Set("fast", "smoke"))
+/** The test tier (RANGEJOIN_TESTS; rangejoin.differential.Tier): full unless named. */
+val testTier: String = sys.env.getOrElse("RANGEJOIN_TESTS", "full")
+
+/** Whether this run is the fast or the smoke tier: small queries, sampled families. */
+val shortTier: Boolean = Set("fast", "smoke")(testTier)
 
 /**
  * The suites the second forked test JVM runs (see `Test / testGrouping`), chosen so that both
@@ -23,7 +26,7 @@ val shortTier: Boolean = sys.env.get("RANGEJOIN_TESTS").exists(Set("fast", "smok
  * costliest suites.
  */
 def secondTestGroup(suite: String): Boolean =
-  (if (sys.env.get("RANGEJOIN_TESTS").contains("smoke")) Set(
+  (if (testTier == "smoke") Set(
     // The smoke lines share SortedKeysSuite's key types (Tier.acrossSmokeLines): the planning
     // suite, a third of the smoke tier's time, balances the rest.
     "rangejoin.planning.RangeJoinPlanningSuite",
@@ -209,7 +212,7 @@ lazy val root = (project in file("."))
       "-Dspark.testing=true",
       // The test tier (rangejoin.differential.Tier): RANGEJOIN_TESTS=fast samples each differential
       // family (smoke: a third as many), full (the default) the costliest ones, all runs every case.
-      s"-Drangejoin.tests=${sys.env.getOrElse("RANGEJOIN_TESTS", "full")}",
+      s"-Drangejoin.tests=$testTier",
       s"-Dspark.test.home=${pysparkHome.value}"),
     // local-cluster masters start executor JVMs from SPARK_HOME's jars.
     Test / envVars ++= Map(
