@@ -87,8 +87,8 @@ demo: install
 # each differential family's cases, an eighth of the as-of ones), while the other lines' pyspark
 # jars download (pyspark-homes: the network's time, not the cores'); then the other lines build
 # and run the fast or smoke tier (lines-test-fast, unpublished); then the Python suites run
-# against the installed wheel. One after another: each step keeps the 2 cores busy, and pytest beside
-# the other lines saved nothing (both took 29.9 minutes side by side at 0684ecd, 27.1 one after
+# against the installed wheel. One after another: each step keeps the 2 cores busy, and pytest
+# beside the other lines saved nothing (both took 29.9 minutes side by side at 0684ecd, 27.1 one after
 # the other at 3eb11c2, on fresh clones). docs/design.md, "Tests".
 test: $(VENV_STAMP)
 	mkdir -p target && { $(MAKE) --no-print-directory pyspark-homes >target/pyspark-homes.log 2>&1 & prefetch=$$!; \
@@ -127,9 +127,11 @@ scala-test: $(VENV_STAMP)
 
 # Every line but 4.3: build its jar and run the fast tier's suites against its own Spark: 3.5
 # (Scala 2.12, the line furthest from 4.3) in the fast tier, 4.0-4.2 in the smoke tier (a third of
-# each family's slice; the three lines share SortedKeysSuite's key types). The lines of one tier share one sbt run (build.sbt's `line` command): the
-# build loads once and the compiler stays warm. LINE_TIER=fast runs every line in the fast tier
-# (make test-all does); LINES_TEST="3.5 4.0" runs only those lines, LINE_SUITES other suites.
+# each family's slice; the three lines share SortedKeysSuite's key types). The lines of one tier
+# share one sbt run (build.sbt's `line` command): the build loads once and the compiler stays
+# warm. LINE_TIER=fast runs every line in the fast tier (make test-all does); LINES_TEST="3.5 4.0"
+# runs only those lines (the smoke lines then run their share of SortedKeysSuite's types alone),
+# LINE_SUITES other suites.
 # The spark-submit --packages tests resolve only 4.3's jar from ~/.m2 (`make test` publishes it);
 # `make publish-local` publishes every line.
 LINES_TEST ?= $(OTHER_LINES)
