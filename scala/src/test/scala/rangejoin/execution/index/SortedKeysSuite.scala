@@ -79,7 +79,7 @@ class SortedKeysSuite extends AnyFunSuite {
     val ids = (0 until buffer.numRows).map(i => buffer.row(i).getInt(1))
     assert(ids.sorted == rows.indices, s"$context: each input row must appear exactly once, got ids $ids")
     for (i <- 0 until buffer.numRows) {
-      assert(buffer.row(i) == rows(ids(i)), s"$context: row $i differs from input row ${ids(i)}")
+      if (buffer.row(i) != rows(ids(i))) fail(s"$context: row $i differs from input row ${ids(i)}")
     }
     val keyed = buffer.storedKeys.numElements()
     assert(keyed == rows.count(!_.isNullAt(0)), context)
@@ -88,7 +88,7 @@ class SortedKeysSuite extends AnyFunSuite {
     val atOrBelow = sparkHolds(RangeOp.Le, dataType)
     for (i <- 1 until keyed) {
       val (a, b) = (valueAt(buffer.row(i - 1), 0, dataType), valueAt(buffer.row(i), 0, dataType))
-      assert(atOrBelow(a, b), s"$context: rows ${i - 1} and $i are out of order: $a, $b")
+      if (!atOrBelow(a, b)) fail(s"$context: rows ${i - 1} and $i are out of order: $a, $b")
     }
   }
 
@@ -106,14 +106,18 @@ class SortedKeysSuite extends AnyFunSuite {
           case bytes: Array[Byte] => bytes.mkString("[", ",", "]")
           case other => String.valueOf(other)
         }
-        assert(run == expected,
-          s"$context: probe ${show(probe)} $op b found rows [${finder.from}, ${finder.until}), " +
+        if (run != expected) {
+          fail(s"$context: probe ${show(probe)} $op b found rows [${finder.from}, ${finder.until}), " +
             s"Spark accepts ${expected.toSeq.sorted} of keys ${bufferedKeys.map(show)}")
-        assert(finder.until <= keyed || finder.from >= finder.until, s"$context: a run reaches a NULL key")
+        }
+        if (finder.until > keyed && finder.from < finder.until) fail(s"$context: a run reaches a NULL key")
       }
       checkFixedEndFirst(probes, accepted, finderFor(buffer, dataType, op), s"$context, $op")
     }
   }
+
+  // The checks below run hundreds of thousands of times a type: each builds its message only when
+  // it fails (ScalaTest's assert builds its clue first).
 
   /**
    * The buffered rows Spark's comparison accepts for a probe, evaluated once per probe object:
@@ -144,10 +148,9 @@ class SortedKeysSuite extends AnyFunSuite {
       val leaveAfter = if (r % 3 == 0) rnd.nextInt(FixedEndFirstFinder.Tries + 2) else Int.MaxValue
       val found = Iterator.continually(finder.next()).takeWhile(_ >= 0).take(leaveAfter).toSeq
       if (leaveAfter == Int.MaxValue) {
-        assert(found.sorted == expected, s"$context: row $r, probe $probe found $found, Spark accepts $expected")
-      } else {
-        assert(found.distinct == found && found.forall(expected.contains),
-          s"$context: row $r, probe $probe found $found (left after $leaveAfter), Spark accepts $expected")
+        if (found.sorted != expected) fail(s"$context: row $r, probe $probe found $found, Spark accepts $expected")
+      } else if (found.distinct != found || !found.forall(expected.contains)) {
+        fail(s"$context: row $r, probe $probe found $found (left after $leaveAfter), Spark accepts $expected")
       }
     }
   }
