@@ -27,11 +27,13 @@ val shortTier: Boolean = Set("fast", "smoke")(testTier)
  */
 def secondTestGroup(suite: String): Boolean =
   (if (testTier == "smoke") Set(
-    // The smoke lines share SortedKeysSuite's key types (Tier.acrossSmokeLines): the planning
-    // suite, a third of the smoke tier's time, balances the rest.
+    // The smoke lines share SortedKeysSuite's key types and the planning suite's tests
+    // (Tier.acrossSmokeLines): these balance the rest.
     "rangejoin.planning.RangeJoinPlanningSuite",
     "rangejoin.differential.FileScanDifferentialSuite",
     "rangejoin.differential.AsOfDifferentialSuite",
+    "rangejoin.differential.BandDifferentialSuite",
+    "rangejoin.execution.index.AsOfSearchSuite",
     "rangejoin.differential.PlainDifferentialSuite")
   else if (shortTier) Set(
     "rangejoin.execution.index.SortedKeysSuite",

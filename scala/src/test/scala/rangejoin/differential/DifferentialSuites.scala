@@ -2,6 +2,8 @@ package rangejoin.differential
 
 import org.apache.spark.SparkFunSuite
 import org.apache.spark.sql.internal.SQLConf
+import org.scalactic.source.Position
+import org.scalatest.Tag
 import org.scalatest.funsuite.AnyFunSuite
 
 import rangejoin.RangeJoinConf
@@ -48,14 +50,13 @@ object Tier {
   /**
    * `cases`, but in the smoke tier only this Spark line's turn of them: the three smoke lines
    * (4.0, 4.1 and 4.2, by minor version) take every third case each, so that together they run
-   * every case. For a unit suite's loop over key types that is costly on every line.
+   * every case. For a unit suite's loop over key types that is costly on every line, or a suite's
+   * tests ([[SharedAcrossSmokeLines]]).
    */
-  def acrossSmokeLines[C](cases: Seq[C]): Seq[C] =
-    if (!smoke) cases
-    else {
-      val turn = org.apache.spark.SPARK_VERSION.split('.')(1).toInt % 3
-      cases.indices.collect { case i if i % 3 == turn => cases(i) }
-    }
+  def acrossSmokeLines[C](cases: Seq[C]): Seq[C] = cases.indices.collect { case i if smokeTurn(i) => cases(i) }
+
+  /** Whether the `i`-th of a loop's cases (or a suite's tests) runs on this line: [[acrossSmokeLines]]. */
+  def smokeTurn(i: Int): Boolean = !smoke || i % 3 == org.apache.spark.SPARK_VERSION.split('.')(1).toInt % 3
 
   /** A quarter of `size`, rounded up: the full tier's share of each family. */
   def quarter(size: Int): Int = share(size, 4)
@@ -70,6 +71,20 @@ object Tier {
   def tenth(size: Int): Int = share(size, 10)
 
   private def share(size: Int, n: Int): Int = (size + n - 1) / n
+}
+
+/**
+ * A suite of hand-written tests that the smoke lines share, costly on every line: each smoke line
+ * registers every third of them ([[Tier.smokeTurn]]), the other tiers every one.
+ */
+trait SharedAcrossSmokeLines extends SparkFunSuite {
+  private var registered = 0
+
+  override protected def test(testName: String, testTags: Tag*)(testFun: => Any)(implicit pos: Position): Unit = {
+    val mine = Tier.smokeTurn(registered)
+    registered += 1
+    if (mine) super.test(testName, testTags: _*)(testFun)
+  }
 }
 
 /**
