@@ -14,7 +14,7 @@ import rangejoin.RangeJoinConf
  *    differential family, every n-th case, spread over its cases so that every join form, key
  *    type and shape the family rotates through still occurs;
  *  - `full` (`make test` on Spark 4.3): of each family and its variants (AQE, code generation,
- *    ANSI off, ...) a seeded quarter of the cases (of the as-of family an eighth; of each
+ *    ANSI off, ...) a seeded fifth of the cases (of the as-of family a tenth; of each
  *    local-cluster suite a sixth, of the plain family's a tenth), drawn at random so that no
  *    dimension their order rotates through is dropped;
  *  - `all` (`make test-all`): every case of every family.
@@ -58,7 +58,10 @@ object Tier {
   /** Whether the `i`-th of a loop's cases (or a suite's tests) runs on this line: [[acrossSmokeLines]]. */
   def smokeTurn(i: Int): Boolean = !smoke || i % 3 == org.apache.spark.SPARK_VERSION.split('.')(1).toInt % 3
 
-  /** A quarter of `size`, rounded up: the full tier's share of each family. */
+  /** A fifth of `size`, rounded up: the full tier's share of each family. */
+  def fifth(size: Int): Int = share(size, 5)
+
+  /** A quarter of `size`, rounded up: the full tier's share of a slice that few cases of swap. */
   def quarter(size: Int): Int = share(size, 4)
 
   /**
@@ -140,12 +143,12 @@ abstract class DifferentialSuite(cases: Seq[DifferentialCase])
   override protected def summary: String = runner.summary(getClass.getSimpleName)
 
   /**
-   * Whether the full tier runs a seeded quarter of the cases (every suite's but a slice that no
+   * Whether the full tier runs a seeded fifth of the cases (every suite's but a slice that no
    * other suite of the family covers); `make test-all` runs them all.
    */
   protected def sampledInFullTier: Boolean = true
 
-  Tier.sample(cases, full = if (sampledInFullTier) Tier.quarter(cases.size) else Int.MaxValue)
+  Tier.sample(cases, full = if (sampledInFullTier) Tier.fifth(cases.size) else Int.MaxValue)
     .foreach { c => test(c.toString)(runner.check(c, variant)) }
 }
 
@@ -205,7 +208,7 @@ class PlainDifferentialAnsiOffSuite extends DifferentialSuite(PlainCases.every(5
 class PlainDifferentialSideSwitchSuite extends DifferentialSuite(PlainCases.inner) with SideSwitchEverywhere
 
 class PlainDistributedSuite extends DistributedDifferentialSuite {
-  // A tenth in the full tier: its many cases are the plain family's local ones (a quarter there);
+  // A tenth in the full tier: its many cases are the plain family's local ones (a fifth there);
   // crossing processes, which each of them does, is what the cluster adds. Still about 20 range
   // joins, a few side switches among them (the test below asserts one).
   override protected def fullTierShare(size: Int): Int = Tier.tenth(size)
