@@ -28,9 +28,9 @@ SCALA_MAIN  := $(shell find scala/src/main -type f 2>/dev/null)
 PY_SOURCES  := $(shell find python/rangejoin -name '*.py' 2>/dev/null) pyproject.toml
 
 # The Python packages the build, the tests and the benchmarks use; pinned for repeatable runs.
-# After pytest and DuckDB: pyspark's Spark Connect client (tests/test_connect.py) and pandas for
+# After pytest (and pytest-xdist, its workers) and DuckDB: pyspark's Spark Connect client (tests/test_connect.py) and pandas for
 # pandas-on-Spark (pandas 2: pyspark 4.3 warns that it does not fully support pandas 3).
-PY_DEPS     := pyspark==4.3.0 pytest==9.2.0 duckdb==2.0.0 \
+PY_DEPS     := pyspark==4.3.0 pytest==9.2.0 pytest-xdist==3.8.0 duckdb==2.0.0 \
   googleapis-common-protos==1.76.0 grpcio==1.85.3 grpcio-status==1.85.3 pandas==2.3.3 pyarrow==26.0.1 \
   zstandard==0.25.0
 
@@ -150,8 +150,14 @@ lines-test-fast: pyspark-homes
 pyspark-homes:
 	$(foreach l,$(LINES_TEST),build/pyspark-home $(call pyspark_of,$(l)) >/dev/null && ) true
 
+# Two pytest workers (pytest-xdist), each test file on one: the tests wait on the processes they
+# start (a benchmark run, fresh virtualenvs, spark-submit, a local cluster) as much as they
+# compute, so one worker alone kept the 2 cores half idle. The two longest files are named first,
+# one for each worker (pytest skips a file named twice). docs/design.md, "Tests", has the times.
+PYTEST_WORKERS ?= 2
 py-test: install
-	$(PY) -m pytest -q --durations=12 tests
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile -q --durations=12 \
+	  tests/test_bench.py tests/test_deployment.py tests
 
 # The Python tests but those marked slow (fresh virtualenvs, spark-submit, shells, a local cluster,
 # the benchmark's smoke test): the tests of the shared session, a few minutes.
