@@ -20,6 +20,14 @@ val testTier: String = sys.env.getOrElse("RANGEJOIN_TESTS", "full")
 val shortTier: Boolean = Set("fast", "smoke")(testTier)
 
 /**
+ * The suites only `make test-all` (RANGEJOIN_TESTS=all) runs: Spark's suites of its own join
+ * operators, which build the operators directly, not through the planner, so that rangejoin can
+ * take none of their joins (docs/semantics.md, "Spark's own join suites").
+ */
+val allTierOnly: Set[String] = Set("InnerJoinSuite", "OuterJoinSuite", "ExistenceJoinSuite")
+  .map("rangejoin.spark." + _)
+
+/**
  * The suites the second forked test JVM runs (see `Test / testGrouping`), chosen so that both
  * take about as long in the tier being run: the fast and smoke tiers' (RANGEJOIN_TESTS=fast or
  * smoke, the other lines in `make test`) are a handful of sampled families, the full tier's the
@@ -222,6 +230,7 @@ lazy val root = (project in file("."))
       "SPARK_SCALA_VERSION" -> sparkLine.scalaBinary,
       "SPARK_TESTING" -> "1"),
     Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oDF"),
+    Test / testOptions ++= (if (testTier == "all") Nil else Seq(Tests.Filter(s => !allTierOnly(s)))),
 
     publishMavenStyle := true,
     // `make publish-m2` republishes the same version after every change.

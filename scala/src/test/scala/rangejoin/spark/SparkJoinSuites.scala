@@ -216,7 +216,10 @@ class DataFrameAsOfJoinSuite extends sql.DataFrameAsOfJoinSuite with WithRangeJo
 // Correlated subqueries with an inequality become semi, anti and existence joins with no equi-keys.
 class SubquerySuite extends sql.SubquerySuite with WithRangeJoin
 
-/** Spark's suites of its join operators themselves: they build the operators without the planner. */
+/**
+ * Spark's suites of its join operators themselves: they build the operators without the planner.
+ * Only `make test-all` runs them (build.sbt's `allTierOnly`).
+ */
 trait BuildsSparkOperatorsDirectly extends WithRangeJoin {
   override protected def plansThroughTheStrategy: Boolean = false
 }
