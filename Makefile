@@ -28,8 +28,9 @@ SCALA_MAIN  := $(shell find scala/src/main -type f 2>/dev/null)
 PY_SOURCES  := $(shell find python/rangejoin -name '*.py' 2>/dev/null) pyproject.toml
 
 # The Python packages the build, the tests and the benchmarks use; pinned for repeatable runs.
-# After pytest (and pytest-xdist, its workers) and DuckDB: pyspark's Spark Connect client (tests/test_connect.py) and pandas for
-# pandas-on-Spark (pandas 2: pyspark 4.3 warns that it does not fully support pandas 3).
+# After pytest, pytest-xdist (py-test's two workers) and DuckDB: pyspark's Spark Connect client
+# (tests/test_connect.py) and pandas for pandas-on-Spark (pandas 2: pyspark 4.3 warns that it
+# does not fully support pandas 3).
 PY_DEPS     := pyspark==4.3.0 pytest==9.2.0 pytest-xdist==3.8.0 duckdb==2.0.0 \
   googleapis-common-protos==1.76.0 grpcio==1.85.3 grpcio-status==1.85.3 pandas==2.3.3 pyarrow==26.0.1 \
   zstandard==0.25.0

@@ -61,7 +61,7 @@ object Tier {
   /** A fifth of `size`, rounded up: the full tier's share of each family. */
   def fifth(size: Int): Int = share(size, 5)
 
-  /** A quarter of `size`, rounded up: the full tier's share of a slice that few cases of swap. */
+  /** A quarter of `size`, rounded up: the full tier's share of a slice few of whose cases swap sides. */
   def quarter(size: Int): Int = share(size, 4)
 
   /**
