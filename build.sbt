@@ -36,7 +36,7 @@ val allTierOnly: Set[String] = Set("InnerJoinSuite", "OuterJoinSuite", "Existenc
 def secondTestGroup(suite: String): Boolean =
   (if (testTier == "smoke") Set(
     // The smoke lines share SortedKeysSuite's key types and the planning suite's tests
-    // (Tier.acrossSmokeLines): these balance the rest.
+    // (Tier.acrossSmokeLines, SharedAcrossSmokeLines): these balance the rest.
     "rangejoin.planning.RangeJoinPlanningSuite",
     "rangejoin.differential.FileScanDifferentialSuite",
     "rangejoin.differential.AsOfDifferentialSuite",

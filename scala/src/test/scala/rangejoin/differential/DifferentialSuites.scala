@@ -56,7 +56,10 @@ object Tier {
   def acrossSmokeLines[C](cases: Seq[C]): Seq[C] = cases.indices.collect { case i if smokeTurn(i) => cases(i) }
 
   /** Whether the `i`-th of a loop's cases (or a suite's tests) runs on this line: [[acrossSmokeLines]]. */
-  def smokeTurn(i: Int): Boolean = !smoke || i % 3 == org.apache.spark.SPARK_VERSION.split('.')(1).toInt % 3
+  def smokeTurn(i: Int): Boolean = !smoke || i % 3 == lineTurn
+
+  /** This line's turn among the smoke lines: its Spark minor version, modulo 3. */
+  private lazy val lineTurn: Int = org.apache.spark.SPARK_VERSION.split('.')(1).toInt % 3
 
   /** A fifth of `size`, rounded up: the full tier's share of each family. */
   def fifth(size: Int): Int = share(size, 5)
