@@ -171,7 +171,7 @@ $(BENCH_STAMP): $(VENV_STAMP) bench/requirements.txt
 	$(PY) -m pip install --quiet -r bench/requirements.txt
 	touch $@
 
-# W1-W12 at full size (about 45 minutes on 2 cores; writes docs/benchmarks.md and .png).
+# W1-W14 at full size and the broadcasts' memory (about an hour on 2 cores; writes docs/benchmarks.md and .png).
 # Smaller runs: RANGEJOIN_BENCH_SCALE=0.01 and/or RANGEJOIN_BENCH_QUICK=1, or BENCH_ARGS="--only W1".
 bench: install $(BENCH_STAMP)
 	$(PY) -m bench.bench $(BENCH_ARGS)
