@@ -219,9 +219,10 @@ class RegressionSuite extends QueryTest with RangeJoinSharedSession with Adaptiv
   // Issue 9.5: the buffered side was collected with no limit, and no timeout. Spark times out a
   // broadcast only without adaptive execution; rangejoin does as the plan it replaces would.
   test("the sorted broadcast times out where Spark's broadcast does") {
-    spark.udf.register("slow_id", (x: Long) => { Thread.sleep(2500); x })
+    // One row, 1.5 s to compute: past the 1 s timeout, whatever the machine's speed.
+    spark.udf.register("slow_id", (x: Long) => { Thread.sleep(1500); x })
     val query = "SELECT /*+ BROADCAST(r) */ * FROM range(10) l " +
-      "JOIN (SELECT slow_id(id) AS k FROM range(0, 2, 1, 1)) r ON l.id < r.k"
+      "JOIN (SELECT slow_id(id) + 3 AS k FROM range(0, 1, 1, 1)) r ON l.id < r.k"
     for (aqe <- Seq("false", "true")) {
       withSQLConf(SQLConf.BROADCAST_TIMEOUT.key -> "1", SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe) {
         assert(rangeJoins(sql(query)).nonEmpty)

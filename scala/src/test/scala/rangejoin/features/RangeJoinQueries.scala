@@ -27,8 +27,16 @@ trait RangeJoinQueries extends QueryTest with RangeJoinSharedSession with Adapti
   private def rows(query: String): Seq[String] = sql(query).collect().toSeq.map(_.toString).sorted
 
   /** The query's answer equals stock Spark's; returns the rangejoin run's DataFrame. */
-  protected def assertAsStock(query: String): DataFrame = {
-    val expected = stock(rows(query))
+  protected def assertAsStock(query: String): DataFrame = assertAnswer(query, stockAnswer(query))
+
+  /** Stock Spark's answer to `query`, as [[assertAnswer]] compares it. */
+  protected def stockAnswer(query: String): Seq[String] = stock(rows(query))
+
+  /**
+   * The query's answer equals `expected`, stock Spark's answer to it or to a query that differs
+   * only in a hint; returns the rangejoin run's DataFrame.
+   */
+  protected def assertAnswer(query: String, expected: Seq[String]): DataFrame = {
     val df = sql(query)
     val actual = df.collect().toSeq.map(_.toString).sorted
     assert(actual == expected, s"\n$query\nrangejoin: ${actual.take(10)}\nstock:     ${expected.take(10)}")
