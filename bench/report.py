@@ -54,6 +54,11 @@ def queries(results):
             yield w, q
 
 
+def paired_stock_keys(results) -> List[str]:
+    """The queries whose stock/rangejoin ratio is the median of alternating rounds."""
+    return [q["key"] for _, q in queries(results) if q.get("paired_stock")]
+
+
 def floor_of(w, q) -> dict:
     """The floor a query is measured against: its own (W6-W9, per size), else its workload's."""
     return q.get("floor") or w["floor"]
@@ -75,7 +80,8 @@ def ratios(w, q) -> dict:
     rj = q["rangejoin"]["best"]
     stock = full_seconds(q, "stock Spark")
     return {
-        "stock/rangejoin": stock / rj if stock is not None else None,
+        "stock/rangejoin": q["paired_stock"]["ratio"] if q.get("paired_stock") else
+        stock / rj if stock is not None else None,
         "rangejoin/floor": q["paired_floor"]["ratio"] if q.get("paired_floor") else rj / floor_of(w, q)["best"],
         "rangejoin/DuckDB": rj / full_seconds(q, "DuckDB"),
     }
@@ -470,7 +476,9 @@ def markdown(results, chart_file: Optional[str]) -> str:
             "`spark.rangejoin.enabled=false`; floor: Spark doing the workload's scans (W4: producing "
             "its rows) without the join, defined below. rj/floor, where a target reads it (W1-W4): the "
             "median of the ratios of rounds that run the floor and rangejoin alternately, after the "
-            "times above (a drift in the machine's speed moves both times of a round alike); elsewhere "
+            "times above (a drift in the machine's speed moves both times of a round alike); so is "
+            "stock/rj where a target asks for at most 2x stock's speed and stock Spark ran at full "
+            f"size ({', '.join(paired_stock_keys(results)) or 'none in this run'}); elsewhere "
             "the ratio of the two best times."]
     notes = reduced_notes(results)
     if notes:
