@@ -498,6 +498,15 @@ def alternating_rounds(engines: Engines, key: str, runs: List[Tuple[str, str, tu
     return rounds
 
 
+def record_pairs(q: dict, field: str, label: str, rounds: List[List[float]]) -> None:
+    """Keeps ``rounds`` (each [numerator, denominator]) and the median of their ratios as
+    ``q[field]``, the value the target reads, and logs every round."""
+    ratio = statistics.median(a / b for a, b in rounds)
+    q[field] = {"rounds": rounds, "ratio": ratio}
+    log(f"    {q['key']}: {label}, {len(rounds)} alternating rounds: median {ratio:.2f}x "
+        f"({', '.join(f'{a:.3f}/{b:.3f}' for a, b in rounds)})")
+
+
 def pair_with_floor(engines: Engines, workload: wl.Workload, entry: dict, args) -> None:
     """A rangejoin/floor target divides two times of the same Spark, taken minutes apart (the
     floor runs after the workload's queries), on a machine whose speed drifts by a fifth or more
@@ -514,11 +523,7 @@ def pair_with_floor(engines: Engines, workload: wl.Workload, entry: dict, args) 
             ("floor", floor["sql"], floor["answer"], query.spark_conf if q.get("floor") else {}),
             ("rangejoin", query.sql, q["rangejoin"]["answer"], query.spark_conf)],
             query.plan_marker, args.repeat)
-        rounds = [[r["rangejoin"], r["floor"]] for r in rounds]
-        ratio = statistics.median(rj / fl for rj, fl in rounds)
-        q["paired_floor"] = {"rounds": rounds, "ratio": ratio}
-        log(f"    {q['key']}: rangejoin / floor, {args.repeat} alternating rounds: median "
-            f"{ratio:.2f}x ({', '.join(f'{rj:.3f}/{fl:.3f}' for rj, fl in rounds)})")
+        record_pairs(q, "paired_floor", "rangejoin / floor", [[r["rangejoin"], r["floor"]] for r in rounds])
 
 
 # A stock/rangejoin target of at most this (never slower than stock, or 1.5x it) is decided where
@@ -542,11 +547,7 @@ def pair_with_stock(engines: Engines, workload: wl.Workload, entry: dict, args) 
             ("stock", query.sql, stock["answer"], query.spark_conf),
             ("rangejoin", query.sql, q["rangejoin"]["answer"], query.spark_conf)],
             query.plan_marker, args.repeat)
-        rounds = [[r["stock"], r["rangejoin"]] for r in rounds]
-        ratio = statistics.median(st / rj for st, rj in rounds)
-        q["paired_stock"] = {"rounds": rounds, "ratio": ratio}
-        log(f"    {q['key']}: stock / rangejoin, {args.repeat} alternating rounds: median "
-            f"{ratio:.2f}x ({', '.join(f'{st:.3f}/{rj:.3f}' for st, rj in rounds)})")
+        record_pairs(q, "paired_stock", "stock / rangejoin", [[r["stock"], r["rangejoin"]] for r in rounds])
 
 
 def machine_info(spark) -> dict:
