@@ -526,22 +526,13 @@ def pair_with_floor(engines: Engines, workload: wl.Workload, entry: dict, args) 
         record_pairs(q, "paired_floor", "rangejoin / floor", [[r["rangejoin"], r["floor"]] for r in rounds])
 
 
-# A stock/rangejoin target of at most this (never slower than stock, or 1.5x it) is decided where
-# the two engines' times are close, and the best of a few runs of each, taken a minute apart,
-# lets the machine's drift decide it: W13's inventory join per item and week read 0.91x stock so
-# in a full run, and 1.22x in a probe that alternated the two.
-PAIRED_STOCK_AT_MOST = 2
-
-
 def pair_with_stock(engines: Engines, workload: wl.Workload, entry: dict, args) -> None:
-    """For each query with a close stock/rangejoin target (``PAIRED_STOCK_AT_MOST``) whose stock
-    run was at full size, stock Spark and rangejoin run alternately, --repeat rounds, and the
+    """For each query with a close stock/rangejoin target (``report.close_stock_target``) whose
+    stock run was at full size, stock Spark and rangejoin run alternately, --repeat rounds, and the
     target reads the median of the rounds' ratios (``paired_stock``), as ``pair_with_floor``'s do."""
     for q, query in zip(entry["queries"], workload.queries):
         stock = q.get("stock Spark")
-        if not stock or stock.get("reduced") or not any(
-                name == "stock/rangejoin" and bound <= PAIRED_STOCK_AT_MOST
-                for name, _, bound in report.RATIO_TARGETS.get(q["key"], [])):
+        if not stock or stock.get("reduced") or not report.close_stock_target(q["key"]):
             continue
         rounds = alternating_rounds(engines, q["key"], [
             ("stock", query.sql, stock["answer"], query.spark_conf),

@@ -33,6 +33,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
 
+from py4j.clientserver import SHUTDOWN_FINALIZER_WORKER
+
 import rangejoin
 from bench import report
 from bench import workloads as wl
@@ -132,7 +134,7 @@ class Heap:
                 task = queue.pop()
             except IndexError:  # the worker took the last one
                 break
-            if not isinstance(task, tuple):  # the worker's shutdown sentinel is the worker's
+            if task == SHUTDOWN_FINALIZER_WORKER:  # the worker's to act on
                 queue.append(task)
                 break
             owner, target_id = task
