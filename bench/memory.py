@@ -2,8 +2,9 @@
 stock Spark's broadcast of the same buffered side (`spark.rangejoin.enabled=false`:
 BroadcastNestedLoopJoin's array of UnsafeRows; with an equality key, BroadcastHashJoin's
 HashedRelation). The claim checked (issue 28): rangejoin holds at most stock's broadcast plus its
-key arrays, the sorted keys (8 bytes a row, as longs), the origins (4) and, under an interval
-index, the second keys (8).
+key arrays, the sorted keys (8 bytes a row, as longs), the origins (4) where the buffer keeps them
+(only a semi, anti or existence join whose residual can raise an error needs them) and, under an
+interval index, the second keys (8).
 
 One JVM (`local[2]`, the benchmark's settings, adaptive execution and the side switch off, so
 that the executed plan holds the broadcast node and the side broadcast is the one named). For
@@ -16,7 +17,7 @@ broadcast; then the broadcast is destroyed. Each size is counted twice: the heap
 counts it (`MemoryMXBean`), and the live objects' bytes (the class histogram's total). The
 engines alternate; after a warm-up round, the median of `--repeat` rounds counts.
 
-    .venv/bin/python -m bench.memory [--repeat 3] [--data-dir bench/data/scale-1-v1]
+    .venv/bin/python -m bench.memory [--repeat 3] [--data-dir bench/data/scale-1-v1] [--markdown]
 
 Reads the benchmark's Parquet data (run `make bench`, or `python -m bench.bench --only
 W1,W3,W6,W10`, first); bench.bench runs the same measurement after its workloads and reports it in
@@ -59,7 +60,7 @@ ENGINES = {"stock Spark": ("false", "BroadcastExchangeExec"),
 # without the side switch W3 buffers b3 (with it, the 10,000 rows of s3 that can match).
 PROBE_CONF = {"spark.sql.adaptive.enabled": "false", rangejoin.SIDE_SWITCH: "false"}
 # Beside its rows, rangejoin's payload holds per row: the sorted key as a long, the row's origin
-# (an int) and, under an interval index, the second key as a long.
+# (an int) if it keeps them and, under an interval index, the second key as a long.
 KEY_BYTES, ORIGIN_BYTES, SECOND_KEY_BYTES = 8, 4, 8
 # Two heap readings after full GCs this close are taken as settled.
 SETTLED_BYTES = 64 * 1024
@@ -68,9 +69,9 @@ SETTLED_BYTES = 64 * 1024
 KNOWN_LONGS = (128 * 2**20 - 16) // 8
 
 
-def key_array_bytes(rows: int, second_keys: bool) -> int:
+def key_array_bytes(rows: int, second_keys: bool, origins: bool) -> int:
     """What rangejoin's payload may hold beyond stock's: its key arrays, for ``rows`` rows."""
-    return rows * (KEY_BYTES + ORIGIN_BYTES + (SECOND_KEY_BYTES if second_keys else 0))
+    return rows * (KEY_BYTES + (ORIGIN_BYTES if origins else 0) + (SECOND_KEY_BYTES if second_keys else 0))
 
 
 class Heap:
@@ -233,10 +234,12 @@ def hold(spark, sql: str, node_class: str, table: str) -> dict:
         raise OtherSide(f"{node_class} reads {', '.join(files)}")
     broadcast = node.executeBroadcast()
     value = broadcast.value()
+    rangejoin_node = node_class == ENGINES["rangejoin"][1]
     return dict(describe(plan.toString()), broadcast=broadcast, value=value,
                 payload=value.getClass().getSimpleName(),
-                second_keys=node_class == ENGINES["rangejoin"][1] and node.secondKey().isDefined(),
-                rows=int(value.numRows()) if node_class == ENGINES["rangejoin"][1] else None)
+                second_keys=rangejoin_node and node.secondKey().isDefined(),
+                origins=rangejoin_node and value.isSorted() and value.keepsOrigins(),
+                rows=int(value.numRows()) if rangejoin_node else None)
 
 
 def deserialized_copy(spark, value):
@@ -312,8 +315,8 @@ def measure_side(spark, heap: Heap, side: Side, repeat: int, warm: bool, log) ->
         out[engine] = dict(medians(rs), join=rs[0]["join"], payload=rs[0]["payload"])
     rj = runs["rangejoin"][0]
     out["rangejoin"]["index"] = rj["index"]
-    out.update(rows=rj["rows"], second_keys=rj["second_keys"],
-               key_array_bytes=key_array_bytes(rj["rows"], rj["second_keys"]))
+    out.update(rows=rj["rows"], second_keys=rj["second_keys"], origins=rj["origins"],
+               key_array_bytes=key_array_bytes(rj["rows"], rj["second_keys"], rj["origins"]))
     log(report.memory_line(out))
     return out
 
@@ -354,13 +357,15 @@ def main(argv: Optional[List[str]] = None) -> None:
                         "after a warm-up round (the median counts)")
     parser.add_argument("--data-dir", default=os.path.join(wl.DATA_ROOT, wl.scale_tag(1)),
                         help="the benchmark's generated data (default bench/data/scale-1-v1)")
+    parser.add_argument("--markdown", action="store_true",
+                        help="print the section docs/benchmarks.md gives it, instead of the text tables")
     args = parser.parse_args(argv)
     if not os.path.exists(os.path.join(args.data_dir, "manifest.json")):
         raise SystemExit(f"no benchmark data in {args.data_dir}: run `make bench` first")
     with local_spark("broadcast-memory", conf=SPARK_CONF) as spark:
         memory = measure_broadcasts(spark, args.data_dir, repeat=args.repeat)
     print()
-    print(report.memory_text(memory))
+    print("\n".join(report.memory_markdown(memory)) if args.markdown else report.memory_text(memory))
 
 
 if __name__ == "__main__":

@@ -259,7 +259,7 @@ def memory_text(memory) -> str:
         table.insert(1, "-" * len(table[0]))
         lines += [title] + table + [""]
     lines.append("Sizes: G1's heap in use (objects' bytes), medians. Key arrays: 8 bytes a row for "
-                 "the sorted keys, 4 for the origins, 8 for the second keys under an interval index. "
+                 "the sorted keys, 4 for the origins where kept, 8 for the second keys under an interval index. "
                  "Within: to the larger spread of either engine's runs.")
     lines += [line for line in (interval_trees_line(memory), skipped_line(memory),
                                 known_object_line(memory)) if line]
@@ -286,8 +286,10 @@ def memory_markdown(memory) -> List[str]:
         "it and, in parentheses, the live objects' bytes (the class histogram's total, as "
         "`jcmd GC.class_histogram` gives it): G1 counts an array of half a region or more by whole "
         f"regions{region}. Key arrays: what rangejoin's payload holds beyond the rows, 8 bytes a "
-        "row for the sorted keys, 4 for the origins and, under an interval index, 8 for the second "
-        "keys. The target is rangejoin − stock within them, in G1's count, to within the "
+        "row for the sorted keys, 4 for the origins where the buffer keeps them (only a semi, anti or "
+        "existence join whose residual can raise an error replays a row in stock Spark's broadcast "
+        "order, and needs them) and, under an interval index, 8 for the "
+        "second keys. The target is rangejoin − stock within them, in G1's count, to within the "
         "measurement's noise (the larger spread of either engine's runs: only a side of a "
         "thousand rows comes near it).",
         "",

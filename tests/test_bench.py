@@ -146,9 +146,10 @@ def broadcast_side(stock_heap, stock_objects, rangejoin_heap, rangejoin_objects,
                               tree=measured(6, 3.5))}
 
 
-def test_key_arrays_are_12_bytes_a_row_and_20_under_an_interval_index():
-    assert memory.key_array_bytes(1_000_000, second_keys=False) == 12_000_000
-    assert memory.key_array_bytes(200_000, second_keys=True) == 4_000_000
+def test_key_arrays_are_8_bytes_a_row_16_under_an_interval_index_4_more_with_origins():
+    assert memory.key_array_bytes(1_000_000, second_keys=False, origins=False) == 8_000_000
+    assert memory.key_array_bytes(200_000, second_keys=True, origins=False) == 3_200_000
+    assert memory.key_array_bytes(200_000, second_keys=True, origins=True) == 4_000_000
 
 
 def test_broadcast_memory_holds_rangejoin_to_stock_plus_its_key_arrays():

@@ -39,7 +39,7 @@ private[rangejoin] trait PiecewiseMergeAsOfJoinLike extends BinaryExecNode {
 
   /** How the right rows are sorted into the buffer: by (keys, time), bound to the right output. */
   protected def bufferedMode: SortedBroadcastMode =
-    SortedBroadcastMode.of(asOf.rightTime, None, asOf.rightKeys, right.output, None)
+    SortedBroadcastMode.of(asOf.rightTime, None, asOf.rightKeys, right.output, None, keepOrigins = false)
 
   /** The metrics of a placement that sorts its right rows in each task. */
   protected def perTaskBufferMetrics: Map[String, SQLMetric] = Map(

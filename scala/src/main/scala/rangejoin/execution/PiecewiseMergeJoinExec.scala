@@ -89,7 +89,8 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
 
   /** The broadcast the buffered side needs: sorted by its key, keeping the tree's key if any. */
   private def bufferedMode: SortedBroadcastMode =
-    SortedBroadcastMode.of(index.sortKey, index.secondKey, index.groupKeys, buffered.output, bufferedExtreme)
+    SortedBroadcastMode.of(index.sortKey, index.secondKey, index.groupKeys, buffered.output, bufferedExtreme,
+      joinSpec.replaysInSparkOrder)
 
   override def requiredChildDistribution: Seq[Distribution] = buildSide match {
     case BuildLeft => BroadcastDistribution(bufferedMode) :: UnspecifiedDistribution :: Nil
@@ -225,8 +226,8 @@ private[rangejoin] case class PiecewiseMergeJoinExec(
           keepRejected = semantics.streamed == RowEmit.IfUnmatched)))
       case _ => this
     }
-    val sorted = SortedBroadcastExec(
-      index.sortKey, index.secondKey, buffered, bufferedExtreme, index.groupKeys, onDemand)
+    val sorted = SortedBroadcastExec(index.sortKey, index.secondKey, buffered, bufferedExtreme, index.groupKeys,
+      onDemand, keepOrigins = joinSpec.replaysInSparkOrder)
     if (streamedIsLeft) filtered.copy(right = sorted) else filtered.copy(left = sorted)
   }
 

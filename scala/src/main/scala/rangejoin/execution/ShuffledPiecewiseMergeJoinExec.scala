@@ -94,7 +94,8 @@ private[rangejoin] case class ShuffledPiecewiseMergeJoinExec(
 
   /** Sorts one partition of buffered rows into the index, counting its time and rows. */
   private def bufferBuilder: Iterator[InternalRow] => SortedBuffer = {
-    val mode = SortedBroadcastMode.of(index.sortKey, index.secondKey, index.groupKeys, buffered.output, None)
+    val mode = SortedBroadcastMode.of(index.sortKey, index.secondKey, index.groupKeys, buffered.output, None,
+      joinSpec.replaysInSparkOrder)
     val buildTime = longMetric("buildTime")
     val bufferedRows = longMetric("bufferedRows")
     rows => {

@@ -126,7 +126,7 @@ object JoinHarness {
       val key =
         if (keyFails) Cast(Literal(UTF8String.fromString("not a number"), StringType), IntegerType, None, EvalMode.ANSI)
         else BindReferences.bindReference[Expression](if (streamedIsLeft) rk else lk, if (streamedIsLeft) right else left)
-      val built = SortedBuffer.build(buffered.toArray, key)
+      val built = SortedBuffer.build(buffered.toArray, key, keepOrigins = spec.replaysInSparkOrder)
       assert(built.isSorted == (!keyFails || buffered.isEmpty))
       built
     }

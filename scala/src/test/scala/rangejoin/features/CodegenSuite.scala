@@ -174,7 +174,28 @@ class CodegenSuite extends RangeJoinQueries {
           val df = sql(query)
           df.collect()
           assert(generatedJoins(df).nonEmpty, s"not generated: $query\n${df.queryExecution.executedPlan}")
+          // The replay reads the rows' origins: the buffer keeps them.
+          assert(sortedBroadcasts(df).map(_.keepOrigins) == Seq(true), query)
         }
+      }
+    }
+  }
+
+  test("only a join that may replay a row in Spark's order keeps its buffer's origins") {
+    val r = "(SELECT id AS b FROM range(5, 11, 5, 1))"
+    for ((query, keeps) <- Seq(
+        // Any passing candidate decides the row, and the residual can raise.
+        s"SELECT * FROM range(1, 3) l LEFT SEMI JOIN $r r ON l.id < r.b AND 10 / (r.b - l.id) > 0" -> true,
+        // The residual cannot raise; pairs are emitted; the buffered side's matches are marked.
+        s"SELECT * FROM range(1, 3) l LEFT SEMI JOIN $r r ON l.id < r.b AND l.id <> r.b" -> false,
+        s"SELECT * FROM range(1, 3) l JOIN $r r ON l.id < r.b AND 10 / (r.b - l.id) > 0" -> false,
+        s"SELECT /*+ BROADCAST(l) */ * FROM range(1, 3) l LEFT SEMI JOIN $r r ON l.id < r.b AND 10 / (r.b - l.id) > 0" -> false)) {
+      withSQLConf(RangeJoinConf.ExistenceFastPath -> "false") {
+        val df = sql(query)
+        assert(rowsOf(df) == stock(rowsOf(sql(query))), query)
+        val broadcasts = sortedBroadcasts(df)
+        assert(broadcasts.map(_.keepOrigins) == Seq(keeps), s"$query\n${df.queryExecution.executedPlan}")
+        assert(broadcasts.head.executeBroadcast[SortedBuffer]().value.keepsOrigins == keeps, query)
       }
     }
   }

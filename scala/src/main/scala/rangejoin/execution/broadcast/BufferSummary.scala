@@ -35,7 +35,7 @@ private[rangejoin] final case class BufferSummary(
 
 private[rangejoin] object BufferSummary {
   def of(buffer: SortedBuffer): BufferSummary = {
-    val keyed = if (buffer.isSorted && buffer.groups.isEmpty) buffer.storedKeys.numElements() else 0
+    val keyed = if (buffer.isSorted && buffer.groups.isEmpty) buffer.numKeys else 0
     BufferSummary(buffer.isSorted, buffer.numRows,
       if (keyed > 0) Some(buffer.copyOfRow(0)) else None,
       if (keyed > 0) Some(buffer.copyOfRow(keyed - 1)) else None)

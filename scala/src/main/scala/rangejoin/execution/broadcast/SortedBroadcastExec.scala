@@ -35,6 +35,8 @@ import rangejoin.shims.FeatureShims
  * losing adaptive optimizations elsewhere in it. This node reports the broadcast partitioning the
  * join requires, so no exchange is inserted, and it runs when the join does.
  *
+ * With `keepOrigins` the payload keeps each row's position before sorting ([[SortedBroadcastMode]]).
+ *
  * With `extreme` it broadcasts only the child's row with the extreme key ([[Extreme]]), found by
  * one pass over the child's partitions where they are: nothing else is collected or sorted.
  *
@@ -48,12 +50,13 @@ private[rangejoin] case class SortedBroadcastExec(
     child: SparkPlan,
     extreme: Option[Extreme] = None,
     groupKeys: Seq[Expression] = Nil,
-    onDemand: Boolean = false) extends UnaryExecNode {
+    onDemand: Boolean = false,
+    keepOrigins: Boolean = false) extends UnaryExecNode {
 
   override def output: Seq[Attribute] = child.output
 
   // OrientedPredicate against the child as it is now, exactly as the join above binds its requirement.
-  def mode: SortedBroadcastMode = SortedBroadcastMode.of(key, secondKey, groupKeys, child.output, extreme)
+  def mode: SortedBroadcastMode = SortedBroadcastMode.of(key, secondKey, groupKeys, child.output, extreme, keepOrigins)
 
   override def outputPartitioning: Partitioning = BroadcastPartitioning(mode)
 
@@ -149,7 +152,7 @@ private[rangejoin] case class SortedBroadcastExec(
     val bytes = SortedPartitions.dataSize(sorted)
     BroadcastLimits.check(numRows, bytes, FeatureShims.maxBroadcastTableBytes(conf))
     val beforeMerge = System.nanoTime()
-    broadcast(SortedPartitions.merge(sorted, mode.key, mode.secondKey), numRows, bytes, start, beforeMerge)
+    broadcast(SortedPartitions.merge(sorted, mode.key, mode.secondKey, keepOrigins), numRows, bytes, start, beforeMerge)
   }
 
   private def buildOnDriver(): Broadcast[SortedBuffer] = {

@@ -16,15 +16,18 @@ import rangejoin.condition.Extreme
  * With `extreme`, the broadcast holds only the buffered row with that extreme key (see
  * [[Extreme]]); the payload's layout is the same. With `groupKeys` (equality keys), the rows are
  * grouped by them, and sorted by `key` within each group ([[rangejoin.execution.index.KeyGroups]]).
+ * With `keepOrigins`, the payload keeps each row's position before sorting, for a join that may
+ * try a row's candidates in stock Spark's order (`JoinSpec.replaysInSparkOrder`).
  */
 private[rangejoin] final case class SortedBroadcastMode(
     key: Expression,
     secondKey: Option[Expression] = None,
     extreme: Option[Extreme] = None,
-    groupKeys: Seq[Expression] = Nil) extends BroadcastMode {
+    groupKeys: Seq[Expression],
+    keepOrigins: Boolean) extends BroadcastMode {
 
   override def transform(rows: Array[InternalRow]): SortedBuffer =
-    SortedBuffer.build(rows, key, secondKey, groupKeys)
+    SortedBuffer.build(rows, key, secondKey, groupKeys, keepOrigins)
 
   override def transform(rows: Iterator[InternalRow], sizeHint: Option[Long]): SortedBuffer =
     transform(rows.toArray)
@@ -47,10 +50,11 @@ private[rangejoin] object SortedBroadcastMode {
       secondKey: Option[Expression],
       groupKeys: Seq[Expression],
       output: Seq[Attribute],
-      extreme: Option[Extreme]): SortedBroadcastMode = {
+      extreme: Option[Extreme],
+      keepOrigins: Boolean): SortedBroadcastMode = {
     val nullable = output.map(_.withNullability(true))
     SortedBroadcastMode(BindReferences.bindReference(key, nullable),
       secondKey.map(BindReferences.bindReference(_, nullable)), extreme,
-      groupKeys.map(BindReferences.bindReference(_, nullable)))
+      groupKeys.map(BindReferences.bindReference(_, nullable)), keepOrigins)
   }
 }

@@ -66,7 +66,7 @@ private[rangejoin] final class CodegenJoinTask(spec: JoinSpec, buffer: SortedBuf
   // The sort key's column, when its sorted keys are its values and every row has one (so that
   // the keys line up with the rows); -1 otherwise.
   private[this] val keyColumn: Int =
-    if (sorted && buffer.storedKeys.numElements() == buffer.numRows) spec.keyColumn.getOrElse(-1) else -1
+    if (sorted && buffer.numKeys == buffer.numRows) spec.keyColumn.getOrElse(-1) else -1
 
   /**
    * Buffered column `ordinal` as an array of `javaType`: see [[rangejoin.execution.index.BufferedColumns]].

@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, BoundReference, Expression, JoinedRow, Predicate, UnsafeProjection}
 import org.apache.spark.sql.execution.metric.SQLMetric
 
-import rangejoin.condition.{IndexSpec, KeyTypes, OrientedPredicate}
+import rangejoin.condition.{CannotFail, IndexSpec, KeyTypes, OrientedPredicate}
 import rangejoin.execution.index.{BandRunFinder, CandidateFinder, EveryRowFinder, FixedEndFirstFinder, IntervalFinder, KeyCodec, KeyGroups, PerKeyFinder, SegmentOf, SortedBuffer, SortedKeys, SortedRunFinder}
 /**
  * What a task needs to run its part of a piecewise merge join, and nothing of the plan: it is
@@ -147,7 +147,7 @@ private[rangejoin] final case class JoinSpec(
    * cannot fail: the planner allows no other.)
    */
   def probes(buffer: SortedBuffer): Boolean =
-    if (index.sortPredicate.streamedKeyFirst) buffer.numRows > 0 else buffer.storedKeys.numElements() > 0
+    if (index.sortPredicate.streamedKeyFirst) buffer.numRows > 0 else buffer.numKeys > 0
 
   /**
    * Whether any one passing candidate decides a streamed row, whichever it is: a semi, anti or
@@ -157,6 +157,13 @@ private[rangejoin] final case class JoinSpec(
    */
   private def anyPassDecides: Boolean =
     !semantics.emitsPairs && !semantics.needsBufferedMatches && residual.nonEmpty
+
+  /**
+   * Whether a streamed row may be replayed in stock Spark's order ([[SparkOrder]]): where any
+   * passing candidate decides it and the residual can raise an error. Only then does the buffer
+   * keep its rows' origins ([[SortedBuffer]]), 4 bytes a row in every copy of the broadcast.
+   */
+  def replaysInSparkOrder: Boolean = anyPassDecides && !residual.forall(CannotFail(_))
 
   /**
    * Whether every search of this join's finder finds one run of positions

@@ -18,6 +18,9 @@ private[rangejoin] object SparkOrder {
    * own, and propagates).
    */
   def anyPasses(finder: CandidateFinder, buffer: SortedBuffer, passes: Int => Boolean, error: Throwable): Boolean = {
+    if (!buffer.keepsOrigins) {
+      throw new IllegalStateException("a residual the plan took for one that cannot fail raised an error", error)
+    }
     val candidates = Iterator.continually(finder.next()).takeWhile(_ >= 0).toArray
     if (candidates.sortBy(buffer.origin).exists(passes)) true
     else throw error // unreachable for a deterministic residual

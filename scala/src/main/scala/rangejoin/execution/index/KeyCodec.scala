@@ -1,7 +1,6 @@
 package rangejoin.execution.index
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData
 import org.apache.spark.sql.catalyst.util.{ArrayData, GenericArrayData, TypeUtils}
 import org.apache.spark.sql.types._
 
@@ -21,7 +20,7 @@ private[rangejoin] sealed abstract class KeyCodec extends Serializable {
 
   def keyType: DataType
 
-  /** The element type of the sorted key array in the broadcast trailer. */
+  /** The element type of the sorted keys as stored ([[StoredKeys]]). */
   def storedType: DataType
 
   /** A column of `n` keys, filled at the driver to sort the buffered side. */
@@ -51,14 +50,14 @@ private[rangejoin] final case class LongCodec(keyType: DataType, encode: LongEnc
     def isNull(i: Int): Boolean = nulls.get(i)
     def compare(i: Int, j: Int): Int = java.lang.Long.compare(values(i), values(j))
     override def sort(indices: Array[Int]): Unit = IndexSort.sortLongs(indices, values)
-    def stored(order: Array[Int]): ArrayData = {
+    def stored(order: Array[Int]): StoredKeys = {
       val sorted = new Array[Long](order.length) // written out: ArrayOps.map boxes each key
       var i = 0
       while (i < order.length) {
         sorted(i) = values(order(i))
         i += 1
       }
-      UnsafeArrayData.fromPrimitiveArray(sorted)
+      new PackedLongs(sorted)
     }
   }
 
@@ -80,10 +79,10 @@ private[rangejoin] final case class OrderedCodec(keyType: DataType) extends KeyC
       values(i) = if (keyRow.isNullAt(0)) null else InternalRow.copyValue(read(keyRow, 0))
     def isNull(i: Int): Boolean = values(i) == null
     def compare(i: Int, j: Int): Int = ordering.compare(values(i), values(j))
-    def stored(order: Array[Int]): ArrayData = new GenericArrayData(order.map(values))
+    def stored(order: Array[Int]): StoredKeys = new OrderedStoredKeys(new GenericArrayData(order.map(values)))
   }
 
-  override def sortedKeys(buffer: SortedBuffer): SortedKeys = new OrderedKeys(buffer.storedKeys, read, ordering)
+  override def sortedKeys(buffer: SortedBuffer): SortedKeys = new OrderedKeys(buffer.orderedKeys, read, ordering)
 }
 
 /** The keys of the buffered rows while the driver sorts them. */
@@ -96,5 +95,24 @@ private[execution] trait KeyColumn {
   /** Sorts row indices (of non-NULL keys) by key, stably: ties keep their order in `indices`. */
   def sort(indices: Array[Int]): Unit = IndexSort.sort(indices, this)
   /** The keys of the rows `order`, in that order, as the stored array. */
-  def stored(order: Array[Int]): ArrayData
+  def stored(order: Array[Int]): StoredKeys
+}
+
+/**
+ * A buffer's sorted keys in their stored form: order-preserving longs ([[PackedLongs]], read in
+ * place as a plain array and packed as they travel), or the values themselves.
+ */
+private[rangejoin] trait StoredKeys extends Serializable {
+  def size: Int
+
+  /** The keys as longs: only for keys stored as longs. */
+  def longs: Array[Long]
+}
+
+/** Keys stored as their values (an [[OrderedCodec]]'s). */
+private[rangejoin] final class OrderedStoredKeys(val values: ArrayData) extends StoredKeys {
+  override def size: Int = values.numElements()
+
+  override def longs: Array[Long] =
+    throw new IllegalStateException("keys stored as their values are not longs")
 }

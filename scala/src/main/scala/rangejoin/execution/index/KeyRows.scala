@@ -2,7 +2,6 @@ package rangejoin.execution.index
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
-import org.apache.spark.sql.catalyst.util.ArrayData
 import org.apache.spark.sql.execution.rangejoin.KnownSize
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
@@ -24,7 +23,7 @@ import rangejoin.condition.KeyTypes
  * broadcast, and a row object each on the driver: W2's 1M-row side (docs/design.md, "A side
  * that is its key").
  */
-private[rangejoin] final class KeyRows(val numRows: Int, keyType: DataType, keys: ArrayData)
+private[rangejoin] final class KeyRows(val numRows: Int, keyType: DataType, keys: PackedLongs)
   extends BufferRows with KnownSize {
   require(KeyRows.supports(keyType), s"no rows from keys of $keyType")
 
@@ -61,7 +60,7 @@ private[rangejoin] final class KeyRows(val numRows: Int, keyType: DataType, keys
     val row = new UnsafeRow(1)
     row.pointTo(bytes, Platform.BYTE_ARRAY_OFFSET + offset, KeyRows.RowSize)
     // An UnsafeRow holds a narrower integer in its 8-byte slot's low bytes, the rest zero.
-    if (i >= keys.numElements()) row.setNullAt(0) else KeyRows.set(row, width, keys.getLong(i))
+    if (i >= keys.size) row.setNullAt(0) else KeyRows.set(row, width, keys.longs(i))
     row
   }
 

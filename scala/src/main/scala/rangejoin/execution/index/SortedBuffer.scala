@@ -15,7 +15,8 @@ import rangejoin.condition.KeyTypes
  *   rows(0 until keyed)    rows whose key is not NULL, ascending by key
  *   rows(keyed until n)    rows whose key is NULL: they match nothing, outer joins still emit them
  *   keys                   the `keyed` sorted keys, in KeyCodec's stored form
- *   origins                each row's position before sorting (stock Spark's broadcast order)
+ *   origins                each row's position before sorting (stock Spark's broadcast order),
+ *                          kept only for a join that may replay a row in that order (`keepOrigins`)
  *   secondKeys             for an interval index: each keyed row's other key, as an
  *                          order-preserving long, with the [[IntervalTree]] over them
  * }}}
@@ -24,7 +25,8 @@ import rangejoin.condition.KeyTypes
  * its equality key has no NULL either, and the keyed rows are sorted by equality key first:
  * `keys` and `secondKeys` are sorted within each group's segment.
  * The rows travel as one byte stream ([[BroadcastRows]]), or, where the side's only column is its
- * integer key, not at all: they are the keys ([[KeyRows]]). The rest is Java- or Kryo-serialized.
+ * integer key, not at all: they are the keys ([[KeyRows]]). Keys stored as longs and the second
+ * keys travel packed ([[PackedLongs]]); the rest is Java- or Kryo-serialized.
  *
  * If the key expression raises an error on some row (an ANSI overflow, say), the rows keep their
  * original order and `isSorted` is false. The join then evaluates its whole condition pair by
@@ -34,10 +36,13 @@ import rangejoin.condition.KeyTypes
 private[rangejoin] final class SortedBuffer private[index] (
     payload: BufferRows,
     val isSorted: Boolean,
-    keys: ArrayData,
+    keys: StoredKeys,
     origins: Array[Int],
-    private[rangejoin] val secondKeys: Array[Long],
+    seconds: PackedLongs,
     val groups: Option[KeyGroups]) extends Serializable {
+
+  /** The second keys, for an interval index: each keyed row's, in buffer order. */
+  private[rangejoin] def secondKeys: Array[Long] = seconds.longs
 
   /** The interval tree over the second keys, built once per JVM that reads the broadcast. */
   @transient lazy val tree: IntervalTree =
@@ -64,18 +69,29 @@ private[rangejoin] final class SortedBuffer private[index] (
   /** Row i, a copy of its own, without building every row where they are the keys ([[KeyRows]]). */
   def copyOfRow(i: Int): InternalRow = payload.copyOf(i)
 
-  /** Where row i was before sorting: its position in stock Spark's broadcast. */
-  def origin(i: Int): Int = if (isSorted) origins(i) else i
+  /** Whether [[origin]] is known: the rows are unsorted, or their origins were kept. */
+  def keepsOrigins: Boolean = !isSorted || origins.length == numRows
 
-  /** The sorted non-NULL keys; their count is the number of rows with a key. */
-  def storedKeys: ArrayData = keys
+  /** Where row i was before sorting: its position in stock Spark's broadcast. */
+  def origin(i: Int): Int = {
+    require(keepsOrigins, "the buffer was built without its rows' origins")
+    if (isSorted) origins(i) else i
+  }
+
+  /** The number of sorted non-NULL keys: the rows with a key. */
+  def numKeys: Int = keys.size
 
   /**
    * The sorted keys of a type ordered as a long (an as-of join's times, a range join's long-coded
-   * keys), as a plain array: built once per JVM that reads the buffer, 8 bytes a key beside the
-   * stored array, for a search that reads them per streamed row.
+   * keys), the stored array itself.
    */
-  @transient lazy val longKeys: Array[Long] = keys.toLongArray()
+  def longKeys: Array[Long] = keys.longs
+
+  /** The sorted keys of any other type, as their values. */
+  def orderedKeys: ArrayData = keys match {
+    case k: OrderedStoredKeys => k.values
+    case _ => throw new IllegalStateException("keys stored as longs are read with longKeys")
+  }
 
   /**
    * The sorted keys of an int or a date key, stored as themselves widened to longs, narrowed
@@ -83,10 +99,11 @@ private[rangejoin] final class SortedBuffer private[index] (
    * over the rows (which [[KeyRows]] would build first). Built once per JVM that reads them.
    */
   @transient lazy val intKeys: Array[Int] = {
-    val out = new Array[Int](keys.numElements())
+    val longs = longKeys
+    val out = new Array[Int](longs.length)
     var i = 0
     while (i < out.length) {
-      out(i) = keys.getLong(i).toInt
+      out(i) = longs(i).toInt
       i += 1
     }
     out
@@ -98,22 +115,25 @@ private[rangejoin] object SortedBuffer {
   /**
    * Sorts `rows` (UnsafeRows) by `key` (bound to the rows) into the payload described above;
    * with `secondKey` (of a type whose order is a long's), keeps each row's second key beside it;
-   * with `groupKeys`, groups the rows by those equality keys first.
+   * with `groupKeys`, groups the rows by those equality keys first; with `keepOrigins`, keeps
+   * each row's position before sorting.
    */
   def build(
       rows: Array[InternalRow],
       key: Expression,
       secondKey: Option[Expression] = None,
-      groupKeys: Seq[Expression] = Nil): SortedBuffer = {
+      groupKeys: Seq[Expression] = Nil,
+      keepOrigins: Boolean = false): SortedBuffer = {
     val s = sorting(rows.length, i => rows(i), key, secondKey, groupKeys)
-    if (!s.isSorted) return new SortedBuffer(new BroadcastRows(rows), false, s.keys, Array(), Array(), None)
+    if (!s.isSorted) return new SortedBuffer(new BroadcastRows(rows), false, s.keys, Array(), new PackedLongs(Array()), None)
     val sortedRows = new Array[InternalRow](s.order.length)
     var i = 0
     while (i < s.order.length) {
       sortedRows(i) = rows(s.order(i))
       i += 1
     }
-    new SortedBuffer(new BroadcastRows(sortedRows), true, s.keys, s.order, s.seconds, s.groups)
+    new SortedBuffer(new BroadcastRows(sortedRows), true, s.keys, if (keepOrigins) s.order else Array(),
+      new PackedLongs(s.seconds), s.groups)
   }
 
   /** Row i of some rows; the object may be reused from one call to the next. */
@@ -130,7 +150,7 @@ private[rangejoin] object SortedBuffer {
   private[index] final class Sorting(
       val isSorted: Boolean,
       val order: Array[Int],
-      val keys: ArrayData,
+      val keys: StoredKeys,
       val seconds: Array[Long],
       val groups: Option[KeyGroups])
 

@@ -1,7 +1,7 @@
 package rangejoin.execution.index
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression, SpecificInternalRow, UnsafeArrayData, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression, SpecificInternalRow, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.types.{LongType, StructType}
 import org.apache.spark.unsafe.Platform
 
@@ -85,7 +85,7 @@ private[rangejoin] object SortedPartitions {
       packed.add(at(order(i)).asInstanceOf[UnsafeRow])
       i += 1
     }
-    Some(new SortedPartition(n, schema.length, sorted.isSorted, sorted.keys.toLongArray(), sorted.seconds,
+    Some(new SortedPartition(n, schema.length, sorted.isSorted, sorted.keys.longs, sorted.seconds,
       order, packed.sizes, packed.chunks))
   }
 
@@ -112,14 +112,21 @@ private[rangejoin] object SortedPartitions {
     }, key, None, Nil)
     // A column read as itself cannot raise an error.
     assert(sorted.isSorted, s"$key raised an error")
-    Some(new SortedPartition(n, 1, isSorted = true, sorted.keys.toLongArray(), Array(), sorted.order,
+    Some(new SortedPartition(n, 1, isSorted = true, sorted.keys.longs, Array(), sorted.order,
       Array(), Array(), keyOnly = true))
   }
 
-  /** The runs of every partition, in partition order, merged into the side's buffer. */
-  def merge(runs: Array[SortedPartition], key: Expression, secondKey: Option[Expression]): SortedBuffer = {
+  /**
+   * The runs of every partition, in partition order, merged into the side's buffer; with
+   * `keepOrigins`, it keeps each row's position in the collected order.
+   */
+  def merge(
+      runs: Array[SortedPartition],
+      key: Expression,
+      secondKey: Option[Expression],
+      keepOrigins: Boolean): SortedBuffer = {
     require(supports(key, Nil), s"runs sorted by $key are not merged")
-    if (runs.exists(!_.isSorted)) return SortedBuffer.build(collectedOrder(runs), key, secondKey)
+    if (runs.exists(!_.isSorted)) return SortedBuffer.build(collectedOrder(runs), key, secondKey, Nil, keepOrigins)
     val keyOnly = runs.nonEmpty && runs(0).keyOnly
     require(runs.forall(_.keyOnly == keyOnly), "runs of rows and runs of keys alone")
     val offsets = runs.scanLeft(0)(_ + _.numRows)
@@ -127,7 +134,7 @@ private[rangejoin] object SortedPartitions {
     val numKeyed = runs.iterator.map(_.keys.length).sum
     val readers = if (keyOnly) null else runs.map(_.reader)
     val rows = new Array[InternalRow](if (keyOnly) 0 else n)
-    val origins = new Array[Int](n)
+    val origins = new Array[Int](if (keepOrigins) n else 0)
     val keys = new Array[Long](numKeyed)
     val seconds = new Array[Long](if (secondKey.isDefined) numKeyed else 0)
     val heads = new PartitionHeads(runs.map(_.keys))
@@ -136,7 +143,7 @@ private[rangejoin] object SortedPartitions {
       val r = heads.first
       val i = heads.position(r)
       if (!keyOnly) rows(out) = readers(r).next()
-      origins(out) = offsets(r) + runs(r).origins(i)
+      if (keepOrigins) origins(out) = offsets(r) + runs(r).origins(i)
       keys(out) = runs(r).keys(i)
       if (seconds.length > 0) seconds(out) = runs(r).seconds(i)
       heads.advance()
@@ -147,15 +154,15 @@ private[rangejoin] object SortedPartitions {
       var i = runs(r).keys.length
       while (i < runs(r).numRows) {
         if (!keyOnly) rows(out) = readers(r).next()
-        origins(out) = offsets(r) + runs(r).origins(i)
+        if (keepOrigins) origins(out) = offsets(r) + runs(r).origins(i)
         out += 1
         i += 1
       }
       r += 1
     }
-    val stored = UnsafeArrayData.fromPrimitiveArray(keys)
+    val stored = new PackedLongs(keys)
     val payload = if (keyOnly) new KeyRows(n, key.dataType, stored) else new BroadcastRows(rows)
-    new SortedBuffer(payload, true, stored, origins, seconds, None)
+    new SortedBuffer(payload, true, stored, origins, new PackedLongs(seconds), None)
   }
 
   /** The bytes of the runs' rows: what Spark's limit on a broadcast's size counts. */

@@ -3,7 +3,6 @@ package rangejoin.execution.index
 import scala.util.Random
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.util.ArrayData
 import org.scalatest.funsuite.AnyFunSuite
 
 /**
@@ -22,7 +21,7 @@ class IndexSortSuite extends AnyFunSuite {
       comparisons += 1
       Integer.compare(keys(i), keys(j))
     }
-    def stored(order: Array[Int]): ArrayData = throw new UnsupportedOperationException
+    def stored(order: Array[Int]): StoredKeys = throw new UnsupportedOperationException
   }
 
   private val sizes = Seq(0, 1, 2, 3, 7, 22, 23, 24, 25, 26, 47, 48, 49, 50, 97, 100, 1000, 4099)

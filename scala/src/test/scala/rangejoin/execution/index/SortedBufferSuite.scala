@@ -30,7 +30,7 @@ class SortedBufferSuite extends AnyFunSuite {
     for (i <- rows.indices) {
       assert(buffer.row(i) eq rows(i), s"$context: row $i is not the input's row $i")
     }
-    assert(buffer.storedKeys.numElements() == 0, context)
+    assert(buffer.numKeys == 0, context)
   }
 
   /** Keys in descending order, so that a sorted buffer could not look like the input. */
@@ -52,7 +52,7 @@ class SortedBufferSuite extends AnyFunSuite {
       assertUnsorted(rowsOf(dataType, descendingWithAt(n, position, bad, fine)), key, failure)
       // Control: without the bad row the same key evaluates, so the failure above is that row's.
       val control = SortedBuffer.build(rowsOf(dataType, (0 until n).map(i => fine(n - i))), key)
-      assert(control.isSorted && control.storedKeys.numElements() == n, s"$failure: control")
+      assert(control.isSorted && control.numKeys == n, s"$failure: control")
     }
   }
 
@@ -75,13 +75,13 @@ class SortedBufferSuite extends AnyFunSuite {
 
   test("an empty input is a sorted buffer with no rows and no keys") {
     val buffer = SortedBuffer.build(Array.empty[InternalRow], col)
-    assert(buffer.isSorted && buffer.numRows == 0 && buffer.storedKeys.numElements() == 0)
+    assert(buffer.isSorted && buffer.numRows == 0 && buffer.numKeys == 0)
   }
 
   test("all-NULL keys: every row is kept, none is keyed") {
     val rows = rowsOf(IntegerType, Seq(null, null, null))
     val buffer = SortedBuffer.build(rows, col)
-    assert(buffer.isSorted && buffer.numRows == 3 && buffer.storedKeys.numElements() == 0)
+    assert(buffer.isSorted && buffer.numRows == 3 && buffer.numKeys == 0)
     assert((0 until 3).map(i => buffer.row(i).getInt(1)).sorted == Seq(0, 1, 2))
   }
 }

@@ -81,7 +81,7 @@ class SortedKeysSuite extends AnyFunSuite {
     for (i <- 0 until buffer.numRows) {
       if (buffer.row(i) != rows(ids(i))) fail(s"$context: row $i differs from input row ${ids(i)}")
     }
-    val keyed = buffer.storedKeys.numElements()
+    val keyed = buffer.numKeys
     assert(keyed == rows.count(!_.isNullAt(0)), context)
     assert((0 until keyed).forall(i => !buffer.row(i).isNullAt(0)), s"$context: a NULL key among the sorted keys")
     assert((keyed until buffer.numRows).forall(i => buffer.row(i).isNullAt(0)), s"$context: a key after the sorted keys")
@@ -94,7 +94,7 @@ class SortedKeysSuite extends AnyFunSuite {
 
   private def checkRuns(buffer: SortedBuffer, dataType: DataType, probes: Seq[Any], context: String): Unit = {
     val bufferedKeys = (0 until buffer.numRows).map(i => valueAt(buffer.row(i), 0, dataType))
-    val keyed = buffer.storedKeys.numElements()
+    val keyed = buffer.numKeys
     for (op <- RangeOp.all) {
       val accepted = acceptedBy(sparkHolds(op, dataType), bufferedKeys)
       val finder = finderFor(buffer, dataType, op)

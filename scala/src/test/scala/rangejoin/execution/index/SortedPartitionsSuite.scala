@@ -60,11 +60,12 @@ class SortedRunsSuite extends AnyFunSuite {
   private def assertSame(merged: SortedBuffer, built: SortedBuffer, context: String): Unit = {
     assert(merged.isSorted == built.isSorted, context)
     assert(merged.numRows == built.numRows, context)
+    assert(merged.keepsOrigins == built.keepsOrigins, context)
     for (i <- 0 until built.numRows) {
       assert(merged.row(i) == built.row(i), s"$context: row $i")
-      assert(merged.origin(i) == built.origin(i), s"$context: origin of row $i")
+      if (built.keepsOrigins) assert(merged.origin(i) == built.origin(i), s"$context: origin of row $i")
     }
-    assert(merged.storedKeys.toLongArray().toSeq == built.storedKeys.toLongArray().toSeq, context)
+    assert(merged.longKeys.toSeq == built.longKeys.toSeq, context)
     assert(merged.secondKeys.toSeq == built.secondKeys.toSeq, context)
   }
 
@@ -81,13 +82,18 @@ class SortedRunsSuite extends AnyFunSuite {
           val text = if (rnd.nextInt(500) == 0) "x" * rnd.nextInt(200000) else "y" * rnd.nextInt(40)
           Seq(value(dataType, rnd), value(LongType, rnd), id, UTF8String.fromString(text))
         }).toArray
-        val built = SortedBuffer.build(rows, key(dataType), secondKey)
+        val built = SortedBuffer.build(rows, key(dataType), secondKey, keepOrigins = true)
         val made = runs(partitions(rows, parts, rnd), schema, key(dataType), secondKey)
         // Tasks return their runs through whichever serializer Spark is set up with.
         for ((how, received) <- asShipped(made)) {
-          assertSame(SortedPartitions.merge(received, key(dataType), secondKey), built,
+          assertSame(SortedPartitions.merge(received, key(dataType), secondKey, keepOrigins = true), built,
             s"n=$n, $parts partitions, $how")
         }
+        // Without the origins, the same buffer but for them.
+        val lean = SortedPartitions.merge(made, key(dataType), secondKey, keepOrigins = false)
+        assert(lean.keepsOrigins == (n == 0) && lean.numRows == n && lean.longKeys.toSeq == built.longKeys.toSeq)
+        assert((0 until n).forall(i => lean.row(i) == built.row(i)), s"n=$n, $parts partitions, no origins")
+        if (n > 0) intercept[IllegalArgumentException](lean.origin(0))
       }
     }
   }
@@ -100,7 +106,7 @@ class SortedRunsSuite extends AnyFunSuite {
       val rows = unsafeRows(Seq(IntegerType, IntegerType),
         (0 until n).map(id => Seq(if (id == position) 101 else n - id, id))).toArray
       for ((how, received) <- asShipped(runs(partitions(rows, parts, rnd), schema, failing, None))) {
-        val merged = SortedPartitions.merge(received, failing, None)
+        val merged = SortedPartitions.merge(received, failing, None, keepOrigins = false)
         assert(!merged.isSorted, s"n=$n, failing at $position, $how")
         assert((0 until n).map(merged.row(_)) == rows.toSeq, s"n=$n, failing at $position, $how")
       }
@@ -133,11 +139,11 @@ class SortedRunsSuite extends AnyFunSuite {
       val schema = StructType(Seq(StructField("k", dataType)))
       for (n <- Seq(0, 1, 2, 10, 100, 20000); parts <- Seq(1, 2, 3, 8)) {
         val rows = unsafeRows(Seq(dataType), (0 until n).map(_ => Seq(integer(dataType, rnd)))).toArray
-        val built = SortedBuffer.build(rows, key(dataType))
+        val built = SortedBuffer.build(rows, key(dataType), keepOrigins = true)
         val made = runs(partitions(rows, parts, rnd), schema, key(dataType), None)
         assert(made.forall(r => r.keyOnly && r.chunks.isEmpty && r.dataSize == 16L * r.numRows))
         for ((how, received) <- asShipped(made)) {
-          val merged = SortedPartitions.merge(received, key(dataType), None)
+          val merged = SortedPartitions.merge(received, key(dataType), None, keepOrigins = true)
           val context = s"n=$n, $parts partitions, $how"
           if (n > 0) assert(merged.copyOfRow(n - 1) == built.row(n - 1), context) // before the rows are built
           assertSame(merged, built, context)
