@@ -94,21 +94,12 @@ private[rangejoin] final class BroadcastRows(private var data: Array[InternalRow
     val n = in.readInt()
     val fields = new Array[Int](n)
     val sizes = new Array[Int](n)
-    val header = new Array[Byte](BroadcastRows.BufferSize)
-    var i = 0
-    while (i < n) {
-      val count = math.min(n - i, header.length / 8)
-      in.readFully(header, 0, 8 * count)
-      var k = 0
-      while (k < count) {
-        fields(i + k) = BroadcastRows.getInt(header, 8 * k)
-        sizes(i + k) = BroadcastRows.getInt(header, 8 * k + 4)
-        k += 1
-      }
-      i += count
+    BroadcastRows.readEights(in, n) { (i, buffer, at) =>
+      fields(i) = BroadcastRows.getInt(buffer, at)
+      sizes(i) = BroadcastRows.getInt(buffer, at + 4)
     }
     var remaining = 0L
-    i = 0
+    var i = 0
     while (i < n) {
       remaining += sizes(i)
       i += 1
@@ -161,6 +152,31 @@ private[index] object BroadcastRows {
 
   def getInt(buffer: Array[Byte], at: Int): Int =
     (buffer(at) & 0xff) << 24 | (buffer(at + 1) & 0xff) << 16 | (buffer(at + 2) & 0xff) << 8 | (buffer(at + 3) & 0xff)
+
+  /**
+   * Reads `n` records of 8 bytes from `in`, a buffer at a time (a call into the stream per
+   * record cost more than the decoding), and hands each to `record` as (its index, the buffer,
+   * its offset there).
+   */
+  def readEights(in: DataInput, n: Int)(record: EightBytes): Unit = {
+    val buffer = new Array[Byte](BufferSize)
+    var i = 0
+    while (i < n) {
+      val count = math.min(n - i, buffer.length / 8)
+      in.readFully(buffer, 0, 8 * count)
+      var k = 0
+      while (k < count) {
+        record(i + k, buffer, 8 * k)
+        k += 1
+      }
+      i += count
+    }
+  }
+}
+
+/** What to do with one record of [[BroadcastRows.readEights]]: a trait, not a Function3, which would box the ints. */
+private[index] trait EightBytes {
+  def apply(i: Int, buffer: Array[Byte], at: Int): Unit
 }
 
 /** Kryo's streams seen as java.io's data streams, so one codec serves both serializers. */

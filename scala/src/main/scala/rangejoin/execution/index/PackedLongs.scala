@@ -107,20 +107,9 @@ private[index] object PackedLongs {
     val form = in.readByte()
     require(form == Plain || form == Varint, s"not a packed array of longs (form $form)")
     val values = new Array[Long](n)
-    val buffer = new Array[Byte](BroadcastRows.BufferSize)
-    if (form == Plain) {
-      var i = 0
-      while (i < n) {
-        val count = math.min(n - i, buffer.length / 8)
-        in.readFully(buffer, 0, 8 * count)
-        var k = 0
-        while (k < count) {
-          values(i + k) = getLong(buffer, 8 * k)
-          k += 1
-        }
-        i += count
-      }
-    } else {
+    if (form == Plain) BroadcastRows.readEights(in, n)((i, buffer, at) => values(i) = getLong(buffer, at))
+    else {
+      val buffer = new Array[Byte](BroadcastRows.BufferSize)
       var unread = in.readLong() // bytes still in the stream
       var end = 0 // bytes in the buffer
       var at = 0
