@@ -51,10 +51,14 @@ class CannotFailSuite extends AnyFunSuite {
 
   private def column(t: DataType, i: Int) = BoundReference(i, t, nullable = true)
 
+  // Each expression's generated projection, made once for all its rows: making it per row
+  // generated the same code again for every row.
+  private val generated = scala.collection.mutable.Map.empty[Expression, Try[UnsafeProjection]]
+
   /** Whether evaluating `e` on `row` raised, interpreted or in generated code; the error if so. */
   private def raises(e: Expression, row: InternalRow): Option[Throwable] = {
     Try(e.eval(row)).failed.toOption.orElse(
-      Try(UnsafeProjection.create(Seq(e)).apply(row)).failed.toOption)
+      generated.getOrElseUpdate(e, Try(UnsafeProjection.create(Seq(e)))).flatMap(p => Try(p(row))).failed.toOption)
   }
 
   private def casts: Seq[Expression] = for {

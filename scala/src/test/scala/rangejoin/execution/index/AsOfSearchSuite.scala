@@ -20,28 +20,38 @@ class AsOfSearchSuite extends AnyFunSuite {
 
   private def naive(keys: Array[Long], from: Int, until: Int, d: AsOfDirection, inclusive: Boolean, l: Long,
       lower: Option[Long], upper: Option[Long], boundsInclusive: Boolean): Int = {
-    def inBounds(k: Long) = lower.forall(b => if (boundsInclusive) k >= b else k > b) &&
-      upper.forall(b => if (boundsInclusive) k <= b else k < b)
-    val candidates = (from until until).filter { i =>
+    // Plain values, not Options, inside the loop below: the larger test calls this twelve thousand
+    // times over five thousand keys.
+    val (hasLower, lo, hasUpper, hi) = (lower.isDefined, lower.getOrElse(0L), upper.isDefined, upper.getOrElse(0L))
+    def inBounds(k: Long) = (!hasLower || (if (boundsInclusive) k >= lo else k > lo)) &&
+      (!hasUpper || (if (boundsInclusive) k <= hi else k < hi))
+    def admitted(k: Long) = inBounds(k) && (d match {
+      case AsOfDirection.Backward => if (inclusive) k <= l else k < l
+      case AsOfDirection.Forward => if (inclusive) k >= l else k > l
+      case AsOfDirection.Nearest => inclusive || k != l
+    })
+    // Every position, one by one: the first and last admitted, the last admitted key at or below
+    // l and the first at or above it.
+    var first, last, below, above = -1
+    var i = from
+    while (i < until) {
       val k = keys(i)
-      inBounds(k) && (d match {
-        case AsOfDirection.Backward => if (inclusive) k <= l else k < l
-        case AsOfDirection.Forward => if (inclusive) k >= l else k > l
-        case AsOfDirection.Nearest => inclusive || k != l
-      })
+      if (admitted(k)) {
+        if (first < 0) first = i
+        last = i
+        if (k <= l) below = i
+        if (k >= l && above < 0) above = i
+      }
+      i += 1
     }
     def distance(i: Int) = BigInt(keys(i)) - BigInt(l)
-    if (candidates.isEmpty) -1
+    if (first < 0) -1
     else d match {
-      case AsOfDirection.Backward => candidates.last
-      case AsOfDirection.Forward => candidates.head
+      case AsOfDirection.Backward => last
+      case AsOfDirection.Forward => first
       case AsOfDirection.Nearest =>
-        val below = candidates.filter(keys(_) <= l).lastOption
-        val above = candidates.filter(keys(_) >= l).headOption
-        (below, above) match {
-          case (Some(b), Some(a)) => if (-distance(b) <= distance(a)) b else a
-          case (b, a) => b.orElse(a).get
-        }
+        if (below >= 0 && above >= 0) { if (-distance(below) <= distance(above)) below else above }
+        else math.max(below, above)
     }
   }
 
