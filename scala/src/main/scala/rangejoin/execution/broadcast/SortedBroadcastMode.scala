@@ -21,8 +21,8 @@ import rangejoin.condition.Extreme
  */
 private[rangejoin] final case class SortedBroadcastMode(
     key: Expression,
-    secondKey: Option[Expression] = None,
-    extreme: Option[Extreme] = None,
+    secondKey: Option[Expression],
+    extreme: Option[Extreme],
     groupKeys: Seq[Expression],
     keepOrigins: Boolean) extends BroadcastMode {
 
