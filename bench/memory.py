@@ -242,15 +242,21 @@ def hold(spark, sql: str, node_class: str, table: str) -> dict:
                 rows=int(value.numRows()) if rangejoin_node else None)
 
 
-def deserialized_copy(spark, value):
-    """``value`` serialized and read back with the session's serializer: the value as a cluster's
-    executor holds it, read from the broadcast's pieces (in local mode tasks read the driver's
-    own value, the one built)."""
+def session_serializer(spark):
+    """An instance of the session's serializer (``spark.serializer``, Java's by default), and the
+    class tag its calls take."""
     jvm = spark._jvm
     conf = spark.sparkContext._jsc.sc().getConf()
     name = conf.get("spark.serializer", "org.apache.spark.serializer.JavaSerializer")
     serializer = functools.reduce(getattr, name.split("."), jvm)(conf).newInstance()
-    tag = jvm.scala.reflect.ClassTag.AnyRef()
+    return serializer, jvm.scala.reflect.ClassTag.AnyRef()
+
+
+def deserialized_copy(spark, value):
+    """``value`` serialized and read back with the session's serializer: the value as a cluster's
+    executor holds it, read from the broadcast's pieces (in local mode tasks read the driver's
+    own value, the one built)."""
+    serializer, tag = session_serializer(spark)
     return serializer.deserialize(serializer.serialize(value, tag), tag)
 
 
@@ -321,13 +327,18 @@ def measure_side(spark, heap: Heap, side: Side, repeat: int, warm: bool, log) ->
     return out
 
 
+def register_tables(spark, data_dir: str, sides=SIDES) -> None:
+    """The tables of the workloads of ``sides``, as temporary views over their Parquet files."""
+    tables = {t for side in sides for w in wl.workloads() if w.key == side.workload for t in w.tables}
+    for t in sorted(tables):
+        spark.read.parquet(os.path.join(data_dir, f"{t}.parquet")).createOrReplaceTempView(t)
+
+
 def measure_broadcasts(spark, data_dir: str, sides=SIDES, repeat: int = 3, warm: bool = True,
                        log: Callable[[str], None] = print) -> dict:
     """Every side of ``sides`` measured in both engines (see the module's docstring), on the Parquet
     files in ``data_dir``. The session's settings are restored afterwards."""
-    tables = {t for side in sides for w in wl.workloads() if w.key == side.workload for t in w.tables}
-    for t in sorted(tables):
-        spark.read.parquet(os.path.join(data_dir, f"{t}.parquet")).createOrReplaceTempView(t)
+    register_tables(spark, data_dir, sides)
     saved = {key: spark.conf.get(key, None) for key in (*PROBE_CONF, rangejoin.ENABLED)}
     heap = Heap(spark)
     try:

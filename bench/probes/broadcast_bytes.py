@@ -9,9 +9,6 @@ W1,W3,W6,W10`, first).
     .venv/bin/python -m bench.probes.broadcast_bytes
 """
 
-import functools
-import os
-
 from bench import memory
 from bench import workloads as wl
 from bench.local_spark import SPARK_CONF, local_spark
@@ -23,9 +20,7 @@ def serialized_bytes(spark, value) -> tuple:
     """``value``'s size serialized, and serialized then compressed, in bytes."""
     jvm = spark._jvm
     conf = spark.sparkContext._jsc.sc().getConf()
-    name = conf.get("spark.serializer", "org.apache.spark.serializer.JavaSerializer")
-    serializer = functools.reduce(getattr, name.split("."), jvm)(conf).newInstance()
-    tag = jvm.scala.reflect.ClassTag.AnyRef()
+    serializer, tag = memory.session_serializer(spark)
     plain = serializer.serialize(value, tag).remaining()
     sink = jvm.java.io.ByteArrayOutputStream()
     stream = serializer.serializeStream(jvm.org.apache.spark.io.CompressionCodec.createCodec(conf)
@@ -38,9 +33,7 @@ def serialized_bytes(spark, value) -> tuple:
 def main() -> None:
     data = wl.full_size_data()
     with local_spark("broadcast-bytes", conf=SPARK_CONF) as spark:
-        workloads = {s.workload for s in memory.SIDES}
-        for table in sorted({t for w in wl.workloads() if w.key in workloads for t in w.tables}):
-            spark.read.parquet(os.path.join(data, f"{table}.parquet")).createOrReplaceTempView(table)
+        memory.register_tables(spark, data)
         for key, value in memory.PROBE_CONF.items():
             spark.conf.set(key, value)
         for side in memory.SIDES:
