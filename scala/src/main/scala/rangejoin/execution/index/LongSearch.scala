@@ -8,17 +8,24 @@ package rangejoin.execution.index
  *   streamed values   3 5 8 9 12 ...      in order: a branch per step (predicted: loads ahead)
  *                     9 2 14 1 7 ...      in no order: branch-free (nothing to mispredict)
  *   decided per block of 256 rows; windows over 256K keys always branch (each load misses the cache)
+ *
+ *   in no order, over a buffer past the cache, through fences:
+ *   keys    [ 1  2  4  4  5  7  8  9 | 11 12 12 13 15 16 18 19 | 20 ... ]   blocks of 8 positions
+ *   fences  [ 9                      | 19                      | ...   ]   each block's last key
+ *           branch-free over the fences (an eighth of the bytes: they stay cached), then one
+ *           block counted (its loads all independent: one wait for memory instead of several)
  * }}}
- * Instances are per task.
+ * Instances are per task. `fencesFrom`: the fewest keys a buffer has for its searches to go
+ * through fences (tests lower it).
  */
-private[rangejoin] final class LongSearch(keys: Array[Long]) {
+private[rangejoin] final class LongSearch(keys: Array[Long], fencesFrom: Int = LongSearch.FencedKeys) {
 
   // Which of two searches (the same answers) runs: the values of the last block of rows
   // decide. In order, consecutive searches take the same branches, and a branch per step lets
   // the CPU predict them and load ahead; in no order, each step's branch is a coin toss, and a
   // conditional add with no branch to mispredict wins, but for windows far past the cache, where
   // a step's load costs more than a missed branch and the predicted branch at least loads ahead.
-  // Measured over 2M searches (JDK 17, 2 cores, 4 MB of L2 each), branching against branch-free:
+  // Measured over 2M searches (JDK 17, 2 cores, 4 MB of L2 each, an earlier machine), branching against branch-free:
   // in order, 14 ns against 20-33 ns (windows of 2,000 keys) and 28-31 against 39-42 (200,000);
   // in no order, 73-86 against 20-31 (2,000), 133-142 against 58-76 (200,000), 200-214 against
   // 148-176 (1M) and 267-276 against 304-346 (2M). In a query, other work shares the cache: W2's
@@ -32,6 +39,22 @@ private[rangejoin] final class LongSearch(keys: Array[Long]) {
   // keys of one bucket; branch wip/key-buckets): 36-50 ns against 205-272 in that loop at 1M
   // keys, but in the query (async-profiler, 5 runs) the search's share of CPU went from 27% to
   // 32%: the bucket's one or two lines still miss, and nothing runs ahead of them.
+  // Fences: a binary search's steps over keys past the cache (another task's rows and the
+  // streamed side's batches push them out) each wait for memory, one after another. Over W14's
+  // 100K quotes (100 symbols), the probe stage spent 300-500 ns a trade more than over 1,000
+  // (SQL metrics, pipelineTime). The fences are an eighth of the keys' bytes, so a search's steps
+  // over them mostly hit the cache, and the block found is counted with no dependent load.
+  // Measured in a scratch loop of 1M searches on 2 threads beside streamed writes (JDK 17, this
+  // 2-core machine, 512 KB of L2 a core), branch-free against fenced: 82 against 61 ns (100 windows of 1,000 keys), 86
+  // against 62 (one of 100,000), 131 against 103 (200,000); alike (21-32 ns) where the keys fit
+  // the cache (100 x 100, 10 x 1,000), hence the buffer size below which there are none.
+  // Windows over 256K keys still branch: there the fence of 16 above lost to the branch. In the
+  // query, W14 took 4-24% less time in each of three alternating rounds (docs/design.md, as-of
+  // joins: bench.probes.asof_cpu).
+  // Built at the first search through them: a window of the whole buffer over 256K keys never is.
+  private[this] var fences: Array[Long] = _
+  private[this] val fenced = keys.length >= fencesFrom
+
   private[this] var previous = Long.MinValue
   private[this] var inOrder = 0
   private[this] var seen = 0
@@ -52,6 +75,7 @@ private[rangejoin] final class LongSearch(keys: Array[Long]) {
   /** The first position of [from, until) whose key is above `v` (at or above, `orEqual`); `until` if none. */
   def firstAbove(from: Int, until: Int, v: Long, orEqual: Boolean): Int =
     if (ordered || until - from > LongSearch.LargeWindow) firstAboveBranching(from, until, v, orEqual)
+    else if (fenced && until - from >= LongSearch.FencedWindow) firstAboveFenced(from, until, v, orEqual)
     else firstAboveBranchFree(from, until, v, orEqual)
 
   private[index] def firstAboveBranching(from: Int, until: Int, v: Long, orEqual: Boolean): Int = {
@@ -70,17 +94,31 @@ private[rangejoin] final class LongSearch(keys: Array[Long]) {
     else if (v == Long.MinValue) from
     else firstAboveBranchFree(from, until, v - 1) // at or above v: above v - 1
 
-  /** Halves the window n times whatever the keys, choosing the half by a conditional add. */
-  private def firstAboveBranchFree(from: Int, until: Int, v: Long): Int = {
-    var base = from
-    var n = until - from
-    while (n > 1) {
-      val half = n >>> 1
-      base = if (keys(base + half - 1) > v) base else base + half
-      n -= half
+  private def firstAboveBranchFree(from: Int, until: Int, v: Long): Int = LongSearch.branchFree(keys, from, until, v)
+
+  private[index] def firstAboveFenced(from: Int, until: Int, v: Long, orEqual: Boolean): Int =
+    if (!orEqual) firstAboveFenced(from, until, v)
+    else if (v == Long.MinValue) from
+    else firstAboveFenced(from, until, v - 1)
+
+  private def firstAboveFenced(from: Int, until: Int, v: Long): Int =
+    if (from >= until) from
+    else {
+      if (fences == null) fences = LongSearch.fencesOf(keys)
+      // Blocks first until last - 1 end inside the window: their fences are its keys, in order.
+      // The first of them whose last key is above v holds the answer; if none, the last block.
+      val last = (until - 1) >>> 3
+      val block = LongSearch.branchFree(fences, from >>> 3, last, v)
+      val start = math.max(from, block << 3)
+      val end = math.min(until, (block << 3) + 8)
+      var at = start
+      var i = start
+      while (i < end) {
+        at += (if (keys(i) <= v) 1 else 0)
+        i += 1
+      }
+      at
     }
-    if (n == 1 && keys(base) <= v) base + 1 else base
-  }
 }
 
 private[rangejoin] object LongSearch {
@@ -90,4 +128,36 @@ private[rangejoin] object LongSearch {
   val InOrder = 230
   /** Windows of more keys than this are searched with branches whatever the order (above). */
   val LargeWindow: Int = 1 << 18
+
+  /** Buffers of fewer keys than this (256 KB: half this machine's L2 cache a core) have no fences. */
+  val FencedKeys: Int = 1 << 15
+
+  /** Windows of fewer keys than this are searched without the fences (a few blocks). */
+  val FencedWindow = 64
+
+  /** The last key of each block of 8 positions (of the last, partial one its last key). */
+  private def fencesOf(keys: Array[Long]): Array[Long] = {
+    val fences = new Array[Long]((keys.length + 7) >>> 3)
+    var j = 0
+    while (j < fences.length) {
+      fences(j) = keys(math.min(keys.length - 1, (j << 3) + 7))
+      j += 1
+    }
+    fences
+  }
+
+  /**
+   * The first position of [from, until) of sorted `keys` whose key is above `v`: halves the
+   * window n times whatever the keys, choosing the half by a conditional add.
+   */
+  private def branchFree(keys: Array[Long], from: Int, until: Int, v: Long): Int = {
+    var base = from
+    var n = until - from
+    while (n > 1) {
+      val half = n >>> 1
+      base = if (keys(base + half - 1) > v) base else base + half
+      n -= half
+    }
+    if (n == 1 && keys(base) <= v) base + 1 else base
+  }
 }

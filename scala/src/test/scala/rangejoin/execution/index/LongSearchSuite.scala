@@ -6,7 +6,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 /**
  * LongSearch against its definition, the first position of a window whose key is above a value
- * (or at or above it): each of its two forms over random windows, and the choice between them
+ * (or at or above it): each of its three forms over random windows, and the choice between them
  * over a long run of values in order and in none, in windows on both sides of the size past
  * which it always branches. The keys are segments sorted apart, as a per-key buffer's are.
  */
@@ -41,7 +41,8 @@ class LongSearchSuite extends AnyFunSuite {
       val pool = Vector.fill(1 + random.nextInt(8))(random.nextInt(40).toLong - 10) ++
         (if (random.nextInt(3) == 0) extremes else Nil)
       val (keys, bounds) = segments(random, pool, count = 1 + random.nextInt(4), maxLength = 120)
-      val search = new LongSearch(keys)
+      // Fences on any buffer: windows of every alignment to their blocks of 8.
+      val search = new LongSearch(keys, fencesFrom = 0)
       val (from, until) = windowOf(random, bounds(random.nextInt(bounds.size)))
       val v = pool(random.nextInt(pool.size)) + random.nextInt(3) - 1
       for (orEqual <- Seq(true, false)) {
@@ -49,6 +50,7 @@ class LongSearchSuite extends AnyFunSuite {
         val context = s"keys=${keys.mkString(",")} [$from, $until) v=$v orEqual=$orEqual"
         assert(search.firstAboveBranching(from, until, v, orEqual) == expected, s"branching: $context")
         assert(search.firstAboveBranchFree(from, until, v, orEqual) == expected, s"branch-free: $context")
+        assert(search.firstAboveFenced(from, until, v, orEqual) == expected, s"fenced: $context")
       }
     }
   }
