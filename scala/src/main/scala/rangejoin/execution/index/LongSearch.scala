@@ -25,7 +25,8 @@ private[rangejoin] final class LongSearch(keys: Array[Long], fencesFrom: Int = L
   // the CPU predict them and load ahead; in no order, each step's branch is a coin toss, and a
   // conditional add with no branch to mispredict wins, but for windows far past the cache, where
   // a step's load costs more than a missed branch and the predicted branch at least loads ahead.
-  // Measured over 2M searches (JDK 17, 2 cores, 4 MB of L2 each, an earlier machine), branching against branch-free:
+  // Measured over 2M searches (JDK 17, 2 cores, 4 MB of L2 each, an earlier machine), branching
+  // against branch-free:
   // in order, 14 ns against 20-33 ns (windows of 2,000 keys) and 28-31 against 39-42 (200,000);
   // in no order, 73-86 against 20-31 (2,000), 133-142 against 58-76 (200,000), 200-214 against
   // 148-176 (1M) and 267-276 against 304-346 (2M). In a query, other work shares the cache: W2's
@@ -45,9 +46,10 @@ private[rangejoin] final class LongSearch(keys: Array[Long], fencesFrom: Int = L
   // (SQL metrics, pipelineTime). The fences are an eighth of the keys' bytes, so a search's steps
   // over them mostly hit the cache, and the block found is counted with no dependent load.
   // Measured in a scratch loop of 1M searches on 2 threads beside streamed writes (JDK 17, this
-  // 2-core machine, 512 KB of L2 a core), branch-free against fenced: 82 against 61 ns (100 windows of 1,000 keys), 86
-  // against 62 (one of 100,000), 131 against 103 (200,000); alike (21-32 ns) where the keys fit
-  // the cache (100 x 100, 10 x 1,000), hence the buffer size below which there are none.
+  // 2-core machine, 512 KB of L2 a core), branch-free against fenced: 82 against 61 ns (100
+  // windows of 1,000 keys), 86 against 62 (one of 100,000), 131 against 103 (200,000); alike
+  // (21-32 ns) where the keys fit the cache (100 x 100, 10 x 1,000), hence the buffer size below
+  // which there are none.
   // Windows over 256K keys still branch: there the fence of 16 above lost to the branch. In the
   // query, W14 took 4-24% less time in each of three alternating rounds (docs/design.md, as-of
   // joins: bench.probes.asof_cpu).
@@ -94,7 +96,8 @@ private[rangejoin] final class LongSearch(keys: Array[Long], fencesFrom: Int = L
     else if (v == Long.MinValue) from
     else firstAboveBranchFree(from, until, v - 1) // at or above v: above v - 1
 
-  private def firstAboveBranchFree(from: Int, until: Int, v: Long): Int = LongSearch.branchFree(keys, from, until, v)
+  private def firstAboveBranchFree(from: Int, until: Int, v: Long): Int =
+    LongSearch.branchFree(keys, from, until, v)
 
   private[index] def firstAboveFenced(from: Int, until: Int, v: Long, orEqual: Boolean): Int =
     if (!orEqual) firstAboveFenced(from, until, v)
