@@ -25,8 +25,7 @@ private[rangejoin] final class LongSearch(keys: Array[Long], fencesFrom: Int = L
   // the CPU predict them and load ahead; in no order, each step's branch is a coin toss, and a
   // conditional add with no branch to mispredict wins, but for windows far past the cache, where
   // a step's load costs more than a missed branch and the predicted branch at least loads ahead.
-  // Measured over 2M searches (JDK 17, 2 cores, 4 MB of L2 each, an earlier machine), branching
-  // against branch-free:
+  // Measured over 2M searches (JDK 17, 2 cores), branching against branch-free:
   // in order, 14 ns against 20-33 ns (windows of 2,000 keys) and 28-31 against 39-42 (200,000);
   // in no order, 73-86 against 20-31 (2,000), 133-142 against 58-76 (200,000), 200-214 against
   // 148-176 (1M) and 267-276 against 304-346 (2M). In a query, other work shares the cache: W2's
@@ -41,9 +40,9 @@ private[rangejoin] final class LongSearch(keys: Array[Long], fencesFrom: Int = L
   // keys, but in the query (async-profiler, 5 runs) the search's share of CPU went from 27% to
   // 32%: the bucket's one or two lines still miss, and nothing runs ahead of them.
   // Fences: a binary search's steps over keys past the cache (another task's rows and the
-  // streamed side's batches push them out) each wait for memory, one after another. Over W14's
-  // 100K quotes (100 symbols), the probe stage spent 300-500 ns a trade more than over 1,000
-  // (SQL metrics, pipelineTime). The fences are an eighth of the keys' bytes, so a search's steps
+  // streamed side's batches push them out) each wait for memory, one after another: W14's keyed
+  // join over its 100K quotes costs several hundred ns a trade more than over every 100th of them
+  // (bench.probes.asof_cpu). The fences are an eighth of the keys' bytes, so a search's steps
   // over them mostly hit the cache, and the block found is counted with no dependent load.
   // Measured in a scratch loop of 1M searches on 2 threads beside streamed writes (JDK 17, this
   // 2-core machine, 512 KB of L2 a core), branch-free against fenced: 82 against 61 ns (100
@@ -51,8 +50,8 @@ private[rangejoin] final class LongSearch(keys: Array[Long], fencesFrom: Int = L
   // (21-32 ns) where the keys fit the cache (100 x 100, 10 x 1,000), hence the buffer size below
   // which there are none.
   // Windows over 256K keys still branch: there the fence of 16 above lost to the branch. In the
-  // query, W14 took 4-24% less time in each of three alternating rounds (docs/design.md, as-of
-  // joins: bench.probes.asof_cpu).
+  // query the gain is smaller: W14's keyed join about a tenth less CPU over seven alternating
+  // rounds, a twentieth without a key (docs/design.md, as-of joins: bench.probes.asof_cpu).
   // Built at the first search through them: a window of the whole buffer over 256K keys never is.
   private[this] var fences: Array[Long] = _
   private[this] val fenced = keys.length >= fencesFrom
@@ -92,19 +91,20 @@ private[rangejoin] final class LongSearch(keys: Array[Long], fencesFrom: Int = L
   }
 
   private[index] def firstAboveBranchFree(from: Int, until: Int, v: Long, orEqual: Boolean): Int =
-    if (!orEqual) firstAboveBranchFree(from, until, v)
-    else if (v == Long.MinValue) from
-    else firstAboveBranchFree(from, until, v - 1) // at or above v: above v - 1
-
-  private def firstAboveBranchFree(from: Int, until: Int, v: Long): Int =
-    LongSearch.branchFree(keys, from, until, v)
+    above(from, until, v, orEqual, throughFences = false)
 
   private[index] def firstAboveFenced(from: Int, until: Int, v: Long, orEqual: Boolean): Int =
-    if (!orEqual) firstAboveFenced(from, until, v)
-    else if (v == Long.MinValue) from
-    else firstAboveFenced(from, until, v - 1)
+    above(from, until, v, orEqual, throughFences = true)
 
-  private def firstAboveFenced(from: Int, until: Int, v: Long): Int =
+  /** The branch-free forms compare with `>` alone: at or above v is above v - 1. */
+  private def above(from: Int, until: Int, v: Long, orEqual: Boolean, throughFences: Boolean): Int =
+    if (orEqual && v == Long.MinValue) from
+    else {
+      val strict = if (orEqual) v - 1 else v
+      if (throughFences) fencedAbove(from, until, strict) else LongSearch.branchFree(keys, from, until, strict)
+    }
+
+  private def fencedAbove(from: Int, until: Int, v: Long): Int =
     if (from >= until) from
     else {
       if (fences == null) fences = LongSearch.fencesOf(keys)
