@@ -104,6 +104,10 @@ class QueryStages:
                 pass
         return stages
 
+    def completed(self) -> list:
+        """The stages of ``stages()`` that completed (not skipped, not failed)."""
+        return [s for s in self.stages() if str(s.status()) == "COMPLETE"]
+
 
 class StageInput(QueryStages):
     """Input records (the task metric "records read") of every stage of the jobs started between

@@ -49,11 +49,10 @@ def kind(stage) -> str:
 
 
 def stage_cpu(stages) -> dict:
-    """Executor CPU ms per kind of stage, over the completed ones of `stages`."""
+    """Executor CPU ms per kind of stage, over completed `stages`."""
     cpu = dict.fromkeys(STAGES, 0)
     for stage in stages:
-        if str(stage.status()) == "COMPLETE":
-            cpu[kind(stage)] += stage.executorCpuTime() // 1_000_000
+        cpu[kind(stage)] += stage.executorCpuTime() // 1_000_000
     return cpu
 
 
@@ -78,7 +77,7 @@ def main() -> None:
                 start = time.perf_counter()
                 answer = tuple(spark.sql(query).collect()[0])
                 wall = time.perf_counter() - start
-                cpu = stage_cpu(query_stages.stages())
+                cpu = stage_cpu(query_stages.completed())
                 runs[name].append((wall, cpu))
                 print(f"run {run:2d} {name:<25} {wall:6.3f} s  " + "  ".join(f"{k} {cpu[k]:5d} ms" for k in STAGES)
                       + f"  answer {answer}", flush=True)
