@@ -84,8 +84,8 @@ demo: install
 	$(PY) -m bench.demo
 
 # One sbt start builds the 4.3 jar, publishes it to ~/.m2 (for the spark-submit --packages test)
-# and runs every ScalaTest suite in the full tier (rangejoin.differential.Tier: a seeded fifth of
-# each differential family's cases, a tenth of the as-of ones), while the other lines' pyspark
+# and runs every ScalaTest suite in the full tier (rangejoin.differential.Tier: a seeded eighth of
+# each differential family's cases, a sixteenth of the as-of ones), while the other lines' pyspark
 # jars download (pyspark-homes: the network's time, not the cores'); then the other lines build
 # and run the fast or smoke tier (lines-test-fast, unpublished); then the Python suites run
 # against the installed wheel. One after another: each step keeps the 2 cores busy, and pytest
@@ -128,11 +128,11 @@ scala-test: $(VENV_STAMP)
 
 # Every line but 4.3: build its jar and run the fast tier's suites against its own Spark: 3.5
 # (Scala 2.12, the line furthest from 4.3) in the fast tier, 4.0-4.2 in the smoke tier (a third of
-# each family's slice; the three lines share SortedKeysSuite's key types). The lines of one tier
-# share one sbt run (build.sbt's `line` command): the build loads once and the compiler stays
-# warm. LINE_TIER=fast runs every line in the fast tier (make test-all does); LINES_TEST="3.5 4.0"
-# runs only those lines (the smoke lines then run their share of SortedKeysSuite's types alone),
-# LINE_SUITES other suites.
+# each family's slice, which the three lines share: each runs a third of it, of the planning
+# suite's tests and of the two costly unit loops' key types). The lines of one tier share one sbt
+# run (build.sbt's `line` command): the build loads once and the compiler stays warm.
+# LINE_TIER=fast runs every line in the fast tier (make test-all does); LINES_TEST="3.5 4.0" runs
+# only those lines (the smoke lines then run their share alone), LINE_SUITES other suites.
 # The spark-submit --packages tests resolve only 4.3's jar from ~/.m2 (`make test` publishes it);
 # `make publish-local` publishes every line.
 LINES_TEST ?= $(OTHER_LINES)

@@ -35,13 +35,15 @@ val allTierOnly: Set[String] = Set("InnerJoinSuite", "OuterJoinSuite", "Existenc
  */
 def secondTestGroup(suite: String): Boolean =
   (if (testTier == "smoke") Set(
-    // The smoke lines share SortedKeysSuite's key types and the planning suite's tests
-    // (Tier.acrossSmokeLines, SharedAcrossSmokeLines): these balance the rest.
+    // The smoke lines share the differential suites' cases, the planning suite's tests and
+    // the two costly unit loops' key types (SharedAcrossSmokeLines, Tier.acrossSmokeLines):
+    // these balance the rest.
     "rangejoin.planning.RangeJoinPlanningSuite",
     "rangejoin.differential.FileScanDifferentialSuite",
     "rangejoin.differential.AsOfDifferentialSuite",
     "rangejoin.differential.BandDifferentialSuite",
     "rangejoin.execution.index.AsOfSearchSuite",
+    "rangejoin.differential.KeyedDifferentialSuite",
     "rangejoin.differential.PlainDifferentialSuite")
   else if (shortTier) Set(
     "rangejoin.execution.index.SortedKeysSuite",
@@ -61,8 +63,7 @@ def secondTestGroup(suite: String): Boolean =
     "rangejoin.differential.AsOfDistributedSuite",
     "rangejoin.features.BandJoinSuite",
     "rangejoin.differential.KeyedExistenceDifferentialSuite",
-    "rangejoin.execution.index.SortedKeysSuite",
-    "rangejoin.RegressionSuite")).contains(suite)
+    "rangejoin.execution.index.SortedKeysSuite")).contains(suite)
 
 /** The line's shim folders (SparkLines.shimDirs) under scala/src/<kind>/. */
 def shimSources(base: File, kind: String): Seq[File] =

@@ -14,16 +14,16 @@ import rangejoin.RangeJoinConf
  *    differential family, every n-th case, spread over its cases so that every join form, key
  *    type and shape the family rotates through still occurs;
  *  - `full` (`make test` on Spark 4.3): of each family and its variants (AQE, code generation,
- *    ANSI off, ...) a seeded fifth of the cases (of the as-of family a tenth; of each
- *    local-cluster suite a sixth, of the plain family's a tenth), drawn at random so that no
- *    dimension their order rotates through is dropped;
+ *    ANSI off, ...) and of each local-cluster suite a seeded eighth of the cases (of the as-of
+ *    family a sixteenth, of the plain family's local-cluster suite a tenth), drawn at random so
+ *    that no dimension their order rotates through is dropped;
  *  - `all` (`make test-all`): every case of every family.
  */
 object Tier {
   private val name: String = sys.props.getOrElse("rangejoin.tests", "full")
   /**
    * The smoke tier: the fast tier's suites with a third of each slice (the Spark lines 4.0-4.2),
-   * and [[acrossSmokeLines]].
+   * shared between the three lines ([[acrossSmokeLines]], [[SharedAcrossSmokeLines]]).
    */
   val smoke: Boolean = name == "smoke"
   val fast: Boolean = name == "fast" || smoke
@@ -61,17 +61,14 @@ object Tier {
   /** This line's turn among the smoke lines: its Spark minor version, modulo 3. */
   private lazy val lineTurn: Int = org.apache.spark.SPARK_VERSION.split('.')(1).toInt % 3
 
-  /** A fifth of `size`, rounded up: the full tier's share of each family. */
-  def fifth(size: Int): Int = share(size, 5)
+  /**
+   * An eighth of `size`, rounded up: the full tier's share of each family, local and on
+   * `local-cluster` (whose cases are the local suite's; crossing processes is what it adds).
+   */
+  def eighth(size: Int): Int = share(size, 8)
 
   /** A quarter of `size`, rounded up: the full tier's share of a slice few of whose cases swap sides. */
   def quarter(size: Int): Int = share(size, 4)
-
-  /**
-   * A sixth of `size`, rounded up: the full tier's share of a local-cluster suite, whose cases
-   * are its family's local ones; crossing processes is what the cluster adds.
-   */
-  def sixth(size: Int): Int = share(size, 6)
 
   /** A tenth of `size`, rounded up: the full tier's share of PlainDistributedSuite. */
   def tenth(size: Int): Int = share(size, 10)
@@ -80,8 +77,10 @@ object Tier {
 }
 
 /**
- * A suite of hand-written tests that the smoke lines share, costly on every line: each smoke line
- * registers every third of them ([[Tier.smokeTurn]]), the other tiers every one.
+ * A suite whose tests the smoke lines share: each smoke line registers every third of them
+ * ([[Tier.smokeTurn]]), the other tiers every one. The differential suites' cases and the planning
+ * suite's hand-written tests: the three lines together run the smoke tier's whole slice, each
+ * line a third of it, which still plans and answers every family on that line's Spark.
  */
 trait SharedAcrossSmokeLines extends SparkFunSuite {
   private var registered = 0
@@ -139,19 +138,19 @@ object SideSwitchEverywhere {
  * by the one [[DifferentialRunner]], under the suite's [[Variant]].
  */
 abstract class DifferentialSuite(cases: Seq[DifferentialCase])
-  extends SparkFunSuite with LocalDifferentialSession with Variant {
+  extends SparkFunSuite with LocalDifferentialSession with Variant with SharedAcrossSmokeLines {
 
   lazy val runner = new DifferentialRunner(spark)
 
   override protected def summary: String = runner.summary(getClass.getSimpleName)
 
   /**
-   * Whether the full tier runs a seeded fifth of the cases (every suite's but a slice that no
+   * Whether the full tier runs a seeded eighth of the cases (every suite's but a slice that no
    * other suite of the family covers); `make test-all` runs them all.
    */
   protected def sampledInFullTier: Boolean = true
 
-  Tier.sample(cases, full = if (sampledInFullTier) Tier.fifth(cases.size) else Int.MaxValue)
+  Tier.sample(cases, full = if (sampledInFullTier) Tier.eighth(cases.size) else Int.MaxValue)
     .foreach { c => test(c.toString)(runner.check(c, variant)) }
 }
 
@@ -166,7 +165,7 @@ abstract class DistributedDifferentialSuite extends AnyFunSuite with ClusterDiff
 
   override protected def summary: Option[String] = Some(runner.summary(getClass.getSimpleName))
 
-  // The full tier a seeded sixth: fewer than the local suites of the same families (below).
+  // The full tier a seeded eighth, as the local suites of the same families.
   protected def check(label: String, cases: Seq[DifferentialCase], conf: (String, String)*): Unit =
     checkShare(label, cases, fullTierShare, conf: _*)
 
@@ -175,7 +174,7 @@ abstract class DistributedDifferentialSuite extends AnyFunSuite with ClusterDiff
     Tier.sample(cases, full = share(cases.size)).foreach { c => test(s"$label: $c")(runner.check(c, conf)) }
 
   /** How many of `size` cases the full tier runs. */
-  protected def fullTierShare(size: Int): Int = Tier.sixth(size)
+  protected def fullTierShare(size: Int): Int = Tier.eighth(size)
 
   /** Every other case with adaptive execution on, the rest with it off; `label` tells apart several calls. */
   protected def checkAqeOnAndOff(cases: Seq[DifferentialCase], conf: (String, String)*): Unit =
@@ -211,7 +210,7 @@ class PlainDifferentialAnsiOffSuite extends DifferentialSuite(PlainCases.every(5
 class PlainDifferentialSideSwitchSuite extends DifferentialSuite(PlainCases.inner) with SideSwitchEverywhere
 
 class PlainDistributedSuite extends DistributedDifferentialSuite {
-  // A tenth in the full tier: its many cases are the plain family's local ones (a fifth there);
+  // A tenth in the full tier: its many cases are the plain family's local ones (an eighth there);
   // crossing processes, which each of them does, is what the cluster adds. Still about 20 range
   // joins, a few side switches among them (the test below asserts one).
   override protected def fullTierShare(size: Int): Int = Tier.tenth(size)

@@ -35,8 +35,9 @@ object Category {
   /** (c) A rangejoin bug: still runs with rangejoin, expected to fail until fixed. */
   case object RangeJoinBug extends Category("c")
   /**
-   * (d) Slow, and plans no join rangejoin takes: `make test-all` runs it with rangejoin; the
-   * full tier excludes it (reported as ignored), for the time `make test` has.
+   * (d) Slow, and plans no join rangejoin takes: `make test-all` runs it with rangejoin, and fails
+   * it if one of its executed plans has a rangejoin operator; the full tier excludes it (reported
+   * as ignored), for the time `make test` has.
    */
   case object SlowWithoutRangeJoin extends Category("d")
 }
@@ -78,20 +79,48 @@ object KnownTests {
       hintedRangeJoin)
   ) ++ subqueryPythonUdf ++ slow
 
-  // Each took 9 s or more in the full tier on 2 cores (40 s the slowest), stock Spark as long,
-  // and none of their executed plans has a rangejoin operator (the suites' listener, below).
+  // Each took 3 s or more in the full tier on 2 cores (40 s the slowest), and none of its
+  // executed plans has a rangejoin operator (the suites' listener, below): in the all tier, where
+  // they run, a test of this category fails if one does.
   private def slow: Seq[KnownTest] = Seq(
+    "JoinSuite" -> "NaN and -0.0 in join keys",
+    "JoinSuite" -> "SPARK-26352: join reordering should not change the order of columns",
     "JoinSuite" -> "SPARK-32399: Full outer shuffled hash join",
+    "JoinSuite" -> "SPARK-32649: Optimize BHJ/SHJ inner/semi join with empty hashed relation",
+    "JoinSuite" -> "SPARK-34593: Preserve broadcast nested loop join partitioning and ordering",
     "JoinSuite" -> ("SPARK-36612: Support left outer join build left or right outer join build " +
       "right in shuffled hash join"),
     "JoinSuite" -> "SPARK-36794: Ignore duplicated key when building relation for semi/anti hash join",
+    "JoinSuite" -> "SPARK-49386: test SortMergeJoin (with spill by size threshold)",
+    "JoinSuite" -> "full outer join",
+    "SubquerySuite" -> "NOT IN predicate subquery",
     "SubquerySuite" -> "SPARK-14791: scalar subquery inside broadcast join",
+    "SubquerySuite" -> "SPARK-15370: COUNT bug in WHERE clause (Filter)",
+    "SubquerySuite" -> "SPARK-15370: COUNT bug negative examples",
+    "SubquerySuite" -> "SPARK-15677: Queries against local relations with scalar subquery in Select list",
     "SubquerySuite" -> "SPARK-15832: Test embedded existential predicate sub-queries",
-    "SubquerySuite" -> "SPARK-32290: SingleColumn Null Aware Anti Join Optimize"
+    "SubquerySuite" -> "SPARK-26078: deduplicate fake self joins for IN subqueries",
+    "SubquerySuite" -> "SPARK-28379: non-aggregated single row correlated scalar subquery",
+    "SubquerySuite" -> "SPARK-28441: COUNT bug in nested subquery with non-foldable expr",
+    "SubquerySuite" -> "SPARK-28441: COUNT bug with non-foldable expression",
+    "SubquerySuite" -> "SPARK-32290: SingleColumn Null Aware Anti Join Optimize",
+    "SubquerySuite" -> "SPARK-34269: correlated subquery with view in aggregate's grouping expression",
+    "SubquerySuite" -> "SPARK-36124: Correlated subqueries with union",
+    "SubquerySuite" -> "SPARK-38132: Not IN subquery correctness checks",
+    "SubquerySuite" -> ("SPARK-38180, SPARK-36114: allow safe cast expressions in correlated " +
+      "equality conditions"),
+    "SubquerySuite" -> "SPARK-40615: Check unsupported data type when decorrelating subqueries",
+    "SubquerySuite" -> "SPARK-45580: Handle case where a nested subquery becomes an existence join",
+    "SubquerySuite" -> "SPARK-49819: Do not collapse projects with exist subqueries",
+    "SubquerySuite" -> "SPARK-50091: Handle aggregates in left-hand operand of IN-subquery",
+    "DataFrameSelfJoinSuite" -> "SPARK-28344: don't fail if there is no ambiguous self join",
+    "DataFrameSelfJoinSuite" -> "SPARK-53143: self join edge-case when Join is not returned by the analyzer",
+    "DataFrameSelfJoinSuite" -> "[SPARK-6231] join - self join auto resolve ambiguity",
+    "DataFrameSelfJoinSuite" -> "join - using aliases after self join"
   ).map { case (suite, test) => KnownTest(suite, test, SlowWithoutRangeJoin, slowReason) }
 
-  private def slowReason = "slow (9 to 40 s on 2 cores, as long on stock Spark), and none of its " +
-    "plans uses rangejoin: `make test-all` runs it"
+  private def slowReason = "slow (3 to 40 s on 2 cores), and none of its executed plans uses " +
+    "rangejoin: `make test-all` runs it, and fails if one does"
 
   def of(suite: String): Map[String, KnownTest] =
     all.filter(_.suite == suite).map(k => k.test -> k).toMap
@@ -147,15 +176,24 @@ trait WithRangeJoin extends RangeJoinSharedSession {
     }
   }
 
-  /** Runs a test body, noting how many of its executed plans used rangejoin. */
+  /**
+   * Runs a test body, noting how many of its executed plans used rangejoin; a test of category
+   * (d), which `make test` leaves out because none does, fails if one did.
+   */
   private def counted(testName: String)(body: => Any): Any = {
     val before = usedRangeJoin.get
-    try body finally {
+    val result = try body finally {
       // Counting must not mask the test's own outcome (a test may have stopped the context).
       Try(SparkInternals.waitForListenerBus(spark.sparkContext))
       val n = usedRangeJoin.get - before
       if (n > 0) testsUsingRangeJoin.add(s"$testName: $n")
     }
+    val n = usedRangeJoin.get - before
+    if (n > 0 && known.get(testName).exists(_.category == SlowWithoutRangeJoin)) {
+      fail(s"$n of its executed plans used rangejoin: it is in category (d), which `make test` " +
+        "does not run; take it out of KnownTests.slow and docs/semantics.md")
+    }
+    result
   }
 
   override def beforeAll(): Unit = {

@@ -8,6 +8,7 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
+import rangejoin.differential.Tier
 import rangejoin.execution.TestSupport._
 
 /**
@@ -133,7 +134,8 @@ class SortedRunsSuite extends AnyFunSuite {
     }
   }
 
-  for (dataType <- Seq(ByteType, ShortType, IntegerType, DateType, LongType, TimestampType)) {
+  // About 2 s a type, on every line: the smoke lines share the types between them.
+  for (dataType <- Tier.acrossSmokeLines(Seq(ByteType, ShortType, IntegerType, DateType, LongType, TimestampType))) {
     test(s"a side whose only column is its $dataType key travels as its keys, and its rows are the driver's sort's, byte for byte") {
       val rnd = new Random(dataType.hashCode)
       val schema = StructType(Seq(StructField("k", dataType)))
