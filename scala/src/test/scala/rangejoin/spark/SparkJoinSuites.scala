@@ -182,13 +182,13 @@ trait WithRangeJoin extends RangeJoinSharedSession {
    */
   private def counted(testName: String)(body: => Any): Any = {
     val before = usedRangeJoin.get
+    var n = 0
     val result = try body finally {
       // Counting must not mask the test's own outcome (a test may have stopped the context).
       Try(SparkInternals.waitForListenerBus(spark.sparkContext))
-      val n = usedRangeJoin.get - before
+      n = usedRangeJoin.get - before
       if (n > 0) testsUsingRangeJoin.add(s"$testName: $n")
     }
-    val n = usedRangeJoin.get - before
     if (n > 0 && known.get(testName).exists(_.category == SlowWithoutRangeJoin)) {
       fail(s"$n of its executed plans used rangejoin: it is in category (d), which `make test` " +
         "does not run; take it out of KnownTests.slow and docs/semantics.md")
