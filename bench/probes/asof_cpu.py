@@ -25,11 +25,13 @@ KEYED, NO_KEY = W14.queries
 # The keyed query over a view of every 100th quote: its symbols' quotes are 10 each.
 SPARSE = wl.Query("W14 ASOF JOIN, every 100th quote", KEYED.sql.replace("JOIN qu q", "JOIN qu_sparse q"),
                   streamed=KEYED.streamed, spark_conf=KEYED.spark_conf)
+# Otherwise the control would silently run the keyed query again.
+assert SPARSE.sql != KEYED.sql, f"W14's keyed query no longer reads 'JOIN qu q': {KEYED.sql}"
 
 
-def timed(spark, stages: QueryStages, query: wl.Query, extra: dict = {}) -> tuple:
+def timed(spark, stages: QueryStages, query: wl.Query, extra: dict | None = None) -> tuple:
     """One run of ``query`` under its settings (and ``extra``): (wall s, executor CPU ms, answer)."""
-    conf = {**query.spark_conf, **extra}
+    conf = {**query.spark_conf, **(extra or {})}
     for key, value in conf.items():
         spark.conf.set(key, value)
     try:
