@@ -286,7 +286,7 @@ class AsOfDifferentialSuite extends AsOfDifferential with LocalDifferentialSessi
 
   override protected def cases: Seq[(AsOfCase, Seq[(String, String)])] = AsOfDifferentialSuite.interpretedEveryThird(
     AsOfDifferentialSuite.alternated(
-      Tier.sample(AsOfDifferentialSuite.cases, 40, full = Tier.eighth(AsOfDifferentialSuite.cases.size) / 2))
+      Tier.sample(AsOfDifferentialSuite.cases, 40, full = Tier.tenth(AsOfDifferentialSuite.cases.size) / 2))
       .map((_, Nil)))
 
   test("a left column that raises raises for a row the join drops, generated or not, as Spark's SQL ASOF JOIN does") {

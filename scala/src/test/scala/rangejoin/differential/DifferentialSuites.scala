@@ -14,9 +14,9 @@ import rangejoin.RangeJoinConf
  *    differential family, every n-th case, spread over its cases so that every join form, key
  *    type and shape the family rotates through still occurs;
  *  - `full` (`make test` on Spark 4.3): of each family and its variants (AQE, code generation,
- *    ANSI off, ...) and of each local-cluster suite a seeded eighth of the cases (of the as-of
- *    family a sixteenth, of the plain family's local-cluster suite a tenth), drawn at random so
- *    that no dimension their order rotates through is dropped;
+ *    ANSI off, ...) and of each local-cluster suite a seeded tenth of the cases (of the as-of
+ *    family a twentieth), drawn at random so that no dimension their order rotates through is
+ *    dropped;
  *  - `all` (`make test-all`): every case of every family.
  */
 object Tier {
@@ -62,16 +62,14 @@ object Tier {
   private lazy val lineTurn: Int = org.apache.spark.SPARK_VERSION.split('.')(1).toInt % 3
 
   /**
-   * An eighth of `size`, rounded up: the full tier's share of each family, local and on
+   * A tenth of `size`, rounded up: the full tier's share of each family, local and on
    * `local-cluster` (whose cases are the local suite's; crossing processes is what it adds).
+   * A prefix of one seeded shuffle, so a smaller share is a subset of a larger one.
    */
-  def eighth(size: Int): Int = share(size, 8)
+  def tenth(size: Int): Int = share(size, 10)
 
   /** A quarter of `size`, rounded up: the full tier's share of a slice few of whose cases swap sides. */
   def quarter(size: Int): Int = share(size, 4)
-
-  /** A tenth of `size`, rounded up: the full tier's share of PlainDistributedSuite. */
-  def tenth(size: Int): Int = share(size, 10)
 
   private def share(size: Int, n: Int): Int = (size + n - 1) / n
 }
@@ -145,12 +143,12 @@ abstract class DifferentialSuite(cases: Seq[DifferentialCase])
   override protected def summary: String = runner.summary(getClass.getSimpleName)
 
   /**
-   * Whether the full tier runs a seeded eighth of the cases (every suite's but a slice that no
+   * Whether the full tier runs a seeded tenth of the cases (every suite's but a slice that no
    * other suite of the family covers); `make test-all` runs them all.
    */
   protected def sampledInFullTier: Boolean = true
 
-  Tier.sample(cases, full = if (sampledInFullTier) Tier.eighth(cases.size) else Int.MaxValue)
+  Tier.sample(cases, full = if (sampledInFullTier) Tier.tenth(cases.size) else Int.MaxValue)
     .foreach { c => test(c.toString)(runner.check(c, variant)) }
 }
 
@@ -165,7 +163,7 @@ abstract class DistributedDifferentialSuite extends AnyFunSuite with ClusterDiff
 
   override protected def summary: Option[String] = Some(runner.summary(getClass.getSimpleName))
 
-  // The full tier a seeded eighth, as the local suites of the same families.
+  // The full tier a seeded tenth, as the local suites of the same families.
   protected def check(label: String, cases: Seq[DifferentialCase], conf: (String, String)*): Unit =
     checkShare(label, cases, fullTierShare, conf: _*)
 
@@ -174,7 +172,7 @@ abstract class DistributedDifferentialSuite extends AnyFunSuite with ClusterDiff
     Tier.sample(cases, full = share(cases.size)).foreach { c => test(s"$label: $c")(runner.check(c, conf)) }
 
   /** How many of `size` cases the full tier runs. */
-  protected def fullTierShare(size: Int): Int = Tier.eighth(size)
+  protected def fullTierShare(size: Int): Int = Tier.tenth(size)
 
   /** Every other case with adaptive execution on, the rest with it off; `label` tells apart several calls. */
   protected def checkAqeOnAndOff(cases: Seq[DifferentialCase], conf: (String, String)*): Unit =
@@ -210,11 +208,8 @@ class PlainDifferentialAnsiOffSuite extends DifferentialSuite(PlainCases.every(5
 class PlainDifferentialSideSwitchSuite extends DifferentialSuite(PlainCases.inner) with SideSwitchEverywhere
 
 class PlainDistributedSuite extends DistributedDifferentialSuite {
-  // A tenth in the full tier: its many cases are the plain family's local ones (an eighth there);
-  // crossing processes, which each of them does, is what the cluster adds. Still about 20 range
-  // joins, a few side switches among them (the test below asserts one).
-  override protected def fullTierShare(size: Int): Int = Tier.tenth(size)
-
+  // In the full tier about 20 range joins, a few side switches among them (the test below
+  // asserts one).
   checkAqeOnAndOff(PlainCases.every(3, 0))
   // The inner cases with the side switch on every join it can take, swapping whenever it can:
   // the pass over the keys, the filtered side's broadcast and the streamed large side, across JVMs.

@@ -50,7 +50,7 @@ class FileScanDifferentialSuite extends RangeJoinQueries with SharedAcrossSmokeL
   private val written = mutable.Map.empty[Encoding, String]
 
   // The fast tier (Tier) checks a slice of the encodings and evolved tables, each with a slice
-  // of its queries; the full tier every encoding and table, each with an eighth of its queries.
+  // of its queries; the full tier every encoding and table, each with a tenth of its queries.
   private val encodings = Tier.sample(FileScanData.encodings, slice = 6)
   private val evolvedTables = Tier.sample(EvolvedTables.tables, slice = 4)
 
@@ -141,7 +141,7 @@ class FileScanDifferentialSuite extends RangeJoinQueries with SharedAcrossSmokeL
   private def checkAll(queries: Seq[String], conf: Seq[(String, String)] = Nil,
       expectedConf: Seq[(String, String)] = reference, mustPlan: Boolean = true,
       mayRaise: Boolean = false): Unit = {
-    val run = if (exhaustive) queries else Tier.sample(queries, slice = 8, full = Tier.eighth(queries.size))
+    val run = if (exhaustive) queries else Tier.sample(queries, slice = 8, full = Tier.tenth(queries.size))
     val failures = run.flatMap(mismatch(_, conf, expectedConf, mustPlan, mayRaise))
     info(s"${run.size} queries, ${failures.size} differ")
     if (failures.nonEmpty) {
@@ -386,7 +386,7 @@ class FileScanDifferentialSuite extends RangeJoinQueries with SharedAcrossSmokeL
       assume(format != "parquet" || TestShims.parquetTypeWidening,
         "this Spark cannot read a Parquet column as a wider type: stock Spark fails these cases")
       val queries = evolvedQueries(t, format)
-      val failures = Tier.sample(queries, slice = 8, full = Tier.eighth(queries.size)).flatMap { case (q, readers) =>
+      val failures = Tier.sample(queries, slice = 8, full = Tier.tenth(queries.size)).flatMap { case (q, readers) =>
         mismatch(q, readers, reference ++ readers, mustPlan = true, mayRaise = t.mayRaise)
       }
       assert(failures.isEmpty, failures.mkString("\n\n"))

@@ -9,6 +9,7 @@ import rangejoin.execution.PiecewiseMergeJoinExec
 import rangejoin.execution.broadcast.SortedBroadcastExec
 import rangejoin.execution.index.SortedBuffer
 import rangejoin.TestShims
+import rangejoin.differential.Tier
 /**
  * The join in whole-stage generated code: every join type it is generated for, either side
  * buffered where the type allows, one bound, a band on one buffered key and an interval index,
@@ -16,7 +17,10 @@ import rangejoin.TestShims
  * empty sides, a buffered key that fails (the payload is unsorted), and a buffered side that is
  * its integer key alone (its rows rebuilt from the sorted keys, [[rangejoin.execution.index.KeyRows]]). Each query runs three
  * ways, each against stock Spark: generated (and the plan says so: `*(n) PiecewiseMergeJoin`),
- * with whole-stage codegen off, and with expression codegen off too.
+ * with whole-stage codegen off, and with expression codegen off too. In the full tier each query
+ * runs generated and one of the two interpreted ways, the two taking turns from query to query
+ * ([[interpretedWays]]), so each test still runs all three; `make test-all` runs every query
+ * every way.
  */
 class CodegenSuite extends RangeJoinQueries {
 
@@ -73,6 +77,20 @@ class CodegenSuite extends RangeJoinQueries {
    * `query`'s answer equals stock Spark's generated, interpreted and with no expression codegen;
    * generated, the plan shows the join in a codegen stage when `generated`.
    */
+  /**
+   * The interpreted ways to run a query: whole-stage code generation off, and expression code
+   * generation off too. Both in `make test-all`; in the full tier the one whose `turn` it is
+   * (callers alternate it from query to query): the two interpreted paths differ from each other
+   * less than either does from the generated one, which every query runs.
+   */
+  private def interpretedWays(turn: Int): Seq[Seq[(String, String)]] = {
+    val wholeStageOff = Seq(SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false")
+    val ways = Seq(wholeStageOff, wholeStageOff :+ (SQLConf.CODEGEN_FACTORY_MODE.key -> "NO_CODEGEN"))
+    if (Tier.all) ways else Seq(ways(turn % 2))
+  }
+
+  private var queriesChecked = 0
+
   private def assertThreeWays(query: String, generated: Boolean): Unit = {
     val expected = stock(rowsOf(sql(query)))
     // The existence fast path keeps a join interpreted (its filter is the answer): off, to
@@ -94,11 +112,9 @@ class CodegenSuite extends RangeJoinQueries {
     if (Seq("SEMI", "ANTI", "EXISTS").exists(query.contains)) {
       assert(rowsOf(sql(query)) == expected, s"defaults: $query")
     }
-    withSQLConf(SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false") {
-      assert(rowsOf(sql(query)) == expected, s"wholeStage off: $query")
-      withSQLConf(SQLConf.CODEGEN_FACTORY_MODE.key -> "NO_CODEGEN") {
-        assert(rowsOf(sql(query)) == expected, s"NO_CODEGEN: $query")
-      }
+    queriesChecked += 1
+    for (way <- interpretedWays(queriesChecked)) withSQLConf(way: _*) {
+      assert(rowsOf(sql(query)) == expected, s"$way: $query")
     }
   }
 
@@ -324,17 +340,18 @@ class CodegenSuite extends RangeJoinQueries {
     val conditions = Seq("ka.x < kb.k", "ka.x >= kb.k AND ka.aid <> 2")
     for (((name, of), i) <- integerKeyTypes.zipWithIndex; on = conditions(i % conditions.size)) {
       integerKeyViews(of, values)
-      for (query <- Seq(
+      for ((query, q) <- Seq(
              s"SELECT /*+ BROADCAST(kb) */ * FROM ka JOIN kb ON $on",
              s"SELECT /*+ BROADCAST(kb) */ * FROM ka LEFT JOIN kb ON $on",
              s"SELECT /*+ BROADCAST(kb) */ * FROM ka RIGHT JOIN kb ON $on",
              s"SELECT /*+ BROADCAST(kb) */ * FROM ka FULL JOIN kb ON $on",
              s"SELECT /*+ BROADCAST(kb) */ * FROM ka LEFT SEMI JOIN kb ON $on AND ka.x <> kb.k",
-             s"SELECT /*+ BROADCAST(kb) */ * FROM ka LEFT ANTI JOIN kb ON $on AND ka.x <> kb.k")) {
+             s"SELECT /*+ BROADCAST(kb) */ * FROM ka LEFT ANTI JOIN kb ON $on AND ka.x <> kb.k").zipWithIndex) {
         val expected = stock(rowsOf(sql(query)))
         withSQLConf(RangeJoinConf.ExistenceFastPath -> "false") {
-          for (conf <- Seq(Nil, Seq(SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false"),
-              Seq(SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false", SQLConf.CODEGEN_FACTORY_MODE.key -> "NO_CODEGEN"))) {
+          // Each join type and condition interpreted one way for one key type, the other for
+          // the next type with that condition.
+          for (conf <- Nil +: interpretedWays(i / conditions.size + q)) {
             withSQLConf(conf: _*) {
               val df = sql(query)
               assert(rowsOf(df) == expected, s"$name, $conf: $query")

@@ -24,9 +24,9 @@ class FastPathSuite extends RangeJoinQueries {
   private val ops = Seq("<", "<=", ">", ">=")
 
   test("EXISTS, NOT EXISTS and LEFT SEMI/ANTI with no residual read one extreme row") {
-    // The full tier a seeded eighth of the combinations (make test-all: every one).
+    // The full tier a seeded tenth of the combinations (make test-all: every one).
     val combinations = for (l <- Seq("d", "only_nan", "nulls"); r <- sides; op <- ops) yield (l, r, op)
-    for ((l, r, op) <- Tier.sample(combinations, slice = 12, full = Tier.eighth(combinations.size))) {
+    for ((l, r, op) <- Tier.sample(combinations, slice = 12, full = Tier.tenth(combinations.size))) {
       val queries = Seq(
         s"SELECT * FROM $l a WHERE EXISTS (SELECT 1 FROM $r b WHERE a.k $op b.k)",
         s"SELECT * FROM $l a WHERE NOT EXISTS (SELECT 1 FROM $r b WHERE b.k $op a.k)",
@@ -59,7 +59,7 @@ class FastPathSuite extends RangeJoinQueries {
     val hows = Seq("JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN", "LEFT SEMI JOIN", "LEFT ANTI JOIN")
     val combinations = for (other <- sides; (l, r) <- Seq(("d", other), (other, "d")); op <- ops; how <- hows)
       yield (l, r, op, how)
-    for ((l, r, op, how) <- Tier.sample(combinations, slice = 24, full = Tier.eighth(combinations.size))) {
+    for ((l, r, op, how) <- Tier.sample(combinations, slice = 24, full = Tier.tenth(combinations.size))) {
       val hint = if ((l + op + how).hashCode % 2 == 0) "/*+ BROADCAST(a) */" else "/*+ BROADCAST(b) */"
       assertAsStock(s"SELECT $hint * FROM $l a $how $r b ON a.k $op b.k AND a.k IS DISTINCT FROM 7")
     }
