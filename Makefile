@@ -84,8 +84,8 @@ demo: install
 	$(PY) -m bench.demo
 
 # One sbt start builds the 4.3 jar, publishes it to ~/.m2 (for the spark-submit --packages test)
-# and runs every ScalaTest suite in the full tier (rangejoin.differential.Tier: a seeded eighth of
-# each differential family's cases, a sixteenth of the as-of ones), while the other lines' pyspark
+# and runs every ScalaTest suite in the full tier (rangejoin.differential.Tier: a seeded tenth of
+# each differential family's cases, a twentieth of the as-of ones), while the other lines' pyspark
 # jars download (pyspark-homes: the network's time, not the cores'); then the other lines build
 # and run the fast or smoke tier (lines-test-fast, unpublished); then the Python suites run
 # against the installed wheel. One after another: each step keeps the 2 cores busy, and pytest
