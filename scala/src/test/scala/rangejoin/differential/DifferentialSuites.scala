@@ -165,14 +165,11 @@ abstract class DistributedDifferentialSuite extends AnyFunSuite with ClusterDiff
 
   // The full tier a seeded tenth, as the local suites of the same families.
   protected def check(label: String, cases: Seq[DifferentialCase], conf: (String, String)*): Unit =
-    checkShare(label, cases, fullTierShare, conf: _*)
+    checkShare(label, cases, Tier.tenth, conf: _*)
 
   /** As `check`, the full tier running `share(cases.size)` of the cases. */
   protected def checkShare(label: String, cases: Seq[DifferentialCase], share: Int => Int, conf: (String, String)*): Unit =
     Tier.sample(cases, full = share(cases.size)).foreach { c => test(s"$label: $c")(runner.check(c, conf)) }
-
-  /** How many of `size` cases the full tier runs. */
-  protected def fullTierShare(size: Int): Int = Tier.tenth(size)
 
   /** Every other case with adaptive execution on, the rest with it off; `label` tells apart several calls. */
   protected def checkAqeOnAndOff(cases: Seq[DifferentialCase], conf: (String, String)*): Unit =
