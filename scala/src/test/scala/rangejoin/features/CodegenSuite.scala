@@ -74,10 +74,6 @@ class CodegenSuite extends RangeJoinQueries {
   }
 
   /**
-   * `query`'s answer equals stock Spark's generated, interpreted and with no expression codegen;
-   * generated, the plan shows the join in a codegen stage when `generated`.
-   */
-  /**
    * The interpreted ways to run a query: whole-stage code generation off, and expression code
    * generation off too. Both in `make test-all`; in the full tier the one whose `turn` it is
    * (callers alternate it from query to query): the two interpreted paths differ from each other
@@ -91,6 +87,11 @@ class CodegenSuite extends RangeJoinQueries {
 
   private var queriesChecked = 0
 
+  /**
+   * `query`'s answer equals stock Spark's generated and interpreted ([[interpretedWays]]: with
+   * whole-stage codegen off, with no expression codegen, or both in `make test-all`); generated,
+   * the plan shows the join in a codegen stage when `generated`.
+   */
   private def assertThreeWays(query: String, generated: Boolean): Unit = {
     val expected = stock(rowsOf(sql(query)))
     // The existence fast path keeps a join interpreted (its filter is the answer): off, to
