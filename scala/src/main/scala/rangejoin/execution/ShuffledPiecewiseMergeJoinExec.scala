@@ -5,7 +5,7 @@ import java.util.concurrent.TimeUnit.NANOSECONDS
 import org.apache.spark.TaskContext
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Expression, SortOrder}
+import org.apache.spark.sql.catalyst.expressions.{BindReferences, BoundReference, Expression, SortOrder}
 import org.apache.spark.sql.catalyst.optimizer.BuildSide
 import org.apache.spark.sql.catalyst.plans._
 import org.apache.spark.sql.catalyst.plans.physical._
@@ -13,9 +13,9 @@ import org.apache.spark.sql.catalyst.expressions.codegen.CodegenContext
 import org.apache.spark.sql.execution.{ExplainUtils, SparkPlan}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
-import rangejoin.execution.driver.{Matches, ShuffledJoinTasks, TaskBuffers}
-import rangejoin.condition.RangeCondition
-import rangejoin.execution.index.SortedBuffer
+import rangejoin.execution.driver.{KeyClusteredRows, Matches, ShuffledJoinTasks, TaskBuffers}
+import rangejoin.condition.{IndexSpec, KeyTypes, RangeCondition}
+import rangejoin.execution.index.{KeyGroups, SortedBuffer}
 import rangejoin.execution.broadcast.SortedBroadcastMode
 /**
  * A range join with equality keys whose sides are both too large to broadcast: Spark shuffles
@@ -27,6 +27,7 @@ import rangejoin.execution.broadcast.SortedBroadcastMode
  *   Exchange hashpartitioning(k)  --\
  *                                    ShuffledPiecewiseMergeJoin: per partition,
  *   Exchange hashpartitioning(k)  --/    buffer = sort(buffered rows by (k, range key))
+ *                                        streamed rows, in chunks ordered by k (a large buffer)
  *                                        for each streamed row: its key's segment, a search in it
  * }}}
  * A partition holds every row its buffered rows can meet, so an outer join's unmatched buffered
@@ -36,7 +37,9 @@ import rangejoin.execution.broadcast.SortedBroadcastMode
  *
  * Cost per task: the sort of its buffered rows, O(M log M), held in memory (as Spark's shuffled
  * hash join holds its build side), and a search per streamed row, O(log m + k) for a key of m
- * rows. The planner takes it only where the buffered side's estimated size per shuffle partition
+ * rows. Where the buffer is larger than a core's cache, the streamed rows come in chunks sorted
+ * by key ([[KeyClusteredRows]]), so that the searches sweep the buffer instead of missing the
+ * cache at random. The planner takes it only where the buffered side's estimated size per shuffle partition
  * fits [[rangejoin.RangeJoinConf.ShuffleMaxPartitionSize]]. Its loop is generated as the broadcast
  * join's is ([[JoinCodegen]]), where that join's would be.
  */
@@ -52,7 +55,8 @@ private[rangejoin] case class ShuffledPiecewiseMergeJoinExec(
 
   override lazy val metrics: Map[String, SQLMetric] = baseMetrics ++ Map(
     "buildTime" -> SQLMetrics.createTimingMetric(sparkContext, "time to sort the buffered partitions"),
-    "bufferedRows" -> SQLMetrics.createMetric(sparkContext, "buffered rows"))
+    "bufferedRows" -> SQLMetrics.createMetric(sparkContext, "buffered rows"),
+    "clusteredRows" -> SQLMetrics.createMetric(sparkContext, "streamed rows met in key order"))
 
   override def requiredChildDistribution: Seq[Distribution] =
     ClusteredDistribution(range.leftKeys) :: ClusteredDistribution(range.rightKeys) :: Nil
@@ -83,7 +87,7 @@ private[rangejoin] case class ShuffledPiecewiseMergeJoinExec(
   @transient private lazy val bufferId = java.util.UUID.randomUUID().toString
 
   override def inputRDDs(): Seq[RDD[InternalRow]] =
-    TaskBuffers.zip(streamed.execute(), buffered.execute(), bufferId, bufferBuilder) :: Nil
+    TaskBuffers.zip(streamed.execute(), buffered.execute(), bufferId, bufferBuilder, streamedOrder) :: Nil
 
   override protected def codegenTasks(ctx: CodegenContext): String =
     ctx.addReferenceObj("joinTasks", new ShuffledJoinTasks(joinSpec, bufferId)) + ".create()"
@@ -108,6 +112,29 @@ private[rangejoin] case class ShuffledPiecewiseMergeJoinExec(
     }
   }
 
+  /**
+   * The streamed rows in the order a task searches its buffer in: clustered by key
+   * ([[KeyClusteredRows]]) where the one equality key is a column read as a long and the buffer
+   * is too large for a core's cache ([[KeyClusteredRows.worthIt]]); as they came otherwise.
+   */
+  private def streamedOrder: (Iterator[InternalRow], SortedBuffer) => Iterator[InternalRow] = {
+    val clustered = index match {
+      case IndexSpec.PerKey(Seq(key), _, _) if KeyGroups.isLongKey(key.dataType) =>
+        BindReferences.bindReference(key, streamed.output) match {
+          case BoundReference(ordinal, dataType, _) => Some((ordinal, KeyTypes.longEncoder(dataType).get))
+          case _ => None
+        }
+      case _ => None
+    }
+    val schema = streamed.output.map(_.dataType)
+    val clusteredRows = longMetric("clusteredRows")
+    (rows, buffer) => clustered match {
+      case Some((ordinal, encode)) if KeyClusteredRows.worthIt(buffer) =>
+        new KeyClusteredRows(rows, ordinal, encode, schema, clusteredRows)
+      case _ => rows
+    }
+  }
+
   override protected def describedPlacement: String =
     ExplainUtils.generateFieldString("Buffered", "each shuffle partition, by the equality keys") + "\n"
 
@@ -116,8 +143,10 @@ private[rangejoin] case class ShuffledPiecewiseMergeJoinExec(
     val build = bufferBuilder
     val examined = longMetric("numCandidates")
     val emitsBuffered = semantics.needsBufferedMatches
-    counted(streamed.execute().zipPartitions(buffered.execute()) { (streamedRows, bufferedPartition) =>
+    val order = streamedOrder
+    counted(streamed.execute().zipPartitions(buffered.execute()) { (shuffledRows, bufferedPartition) =>
       val buffer = build(bufferedPartition)
+      val streamedRows = order(shuffledRows, buffer)
       val marks = if (emitsBuffered) Some(new Matches) else None
       val partition = TaskContext.getPartitionId()
       val joined = spec.streamedPass(streamedRows, buffer, partition, marks, examined, emitting = true)
@@ -133,3 +162,4 @@ private[rangejoin] case class ShuffledPiecewiseMergeJoinExec(
       newLeft: SparkPlan, newRight: SparkPlan): ShuffledPiecewiseMergeJoinExec =
     copy(left = newLeft, right = newRight)
 }
+

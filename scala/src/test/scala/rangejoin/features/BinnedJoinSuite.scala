@@ -122,6 +122,35 @@ class BinnedJoinSuite extends RangeJoinQueries {
     rewritten("SELECT * FROM bpt JOIN (SELECT * FROM biv WHERE iid = 1) i ON bpt.x BETWEEN i.lo AND i.hi")
   }
 
+  test("a buffer larger than a core's cache meets the streamed rows in key order, as stock Spark") {
+    // One shuffle partition: one task buffers every interval copy (over 32K rows, thousands of
+    // bins) or, keyed, every row of 2,500 keys; points with NULLs and duplicates.
+    sql("""CREATE OR REPLACE TEMP VIEW cpt AS SELECT id AS pid, id % 2000 AS k,
+          |  IF(id % 97 = 0, NULL, ((id % 50000) * 7919) % 200000) AS x FROM range(60000)""".stripMargin)
+    sql("""CREATE OR REPLACE TEMP VIEW civ AS SELECT iid, k, lo, IF(iid % 53 = 0, lo - 1, lo + iid % 31) AS hi
+          |FROM (SELECT id AS iid, id % 2500 AS k, IF(id % 89 = 0, NULL, (id * 104729) % 200000) AS lo
+          |      FROM range(40000))""".stripMargin)
+    def clusteredRows(df: DataFrame): Long = {
+      val joins = collect(df.queryExecution.executedPlan) { case j: ShuffledPiecewiseMergeJoinExec => j }
+      assert(joins.size == 1, df.queryExecution.executedPlan)
+      joins.head.metrics("clusteredRows").value
+    }
+    withConf(noBroadcast ++ Seq(SQLConf.SHUFFLE_PARTITIONS.key -> "1"): _*) {
+      // Binned: stock Spark's plan is a cartesian product, so its answer comes from an equi-join
+      // on each offset an interval (at most 30 long) may put a point at.
+      val binned = sql("SELECT count(*), sum(xxhash64(pid, iid) % 1000000007) FROM cpt JOIN civ ON x BETWEEN lo AND hi")
+      val offsets = stock(sql("""SELECT count(*), sum(xxhash64(pid, iid) % 1000000007) FROM cpt JOIN
+          |  (SELECT *, explode(sequence(0, 30)) AS d FROM civ) i ON x = lo + d AND x <= hi""".stripMargin).collect())
+      assert(binned.collect().toSeq == offsets.toSeq)
+      assert(clusteredRows(binned) > 0)
+      // Keyed, one inequality (a sorted run per key, no bins), a left join: unmatched streamed
+      // rows come out once, NULL-padded.
+      val keyed = assertAsStock("""SELECT count(*), count(iid), sum(xxhash64(pid, iid) % 1000000007) FROM cpt
+          |LEFT JOIN civ ON cpt.k = civ.k AND x < lo""".stripMargin)
+      assert(clusteredRows(keyed) == 60000)
+    }
+  }
+
   test("left to Spark: a side small enough to broadcast, keys that may fail, other types, semi joins") {
     def notRewritten(query: String, conf: (String, String)*): Unit = withSQLConf(conf: _*) {
       val df = assertAsStock(query)

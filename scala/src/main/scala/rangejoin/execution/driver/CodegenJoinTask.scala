@@ -119,18 +119,24 @@ private[rangejoin] object TaskBuffers {
 
   private val buffers = new java.util.concurrent.ConcurrentHashMap[(Long, String), SortedBuffer]()
 
-  /** The streamed rows of each partition, the buffered partition sorted by `build` on the way. */
+  /**
+   * The streamed rows of each partition, in the order `order` puts them in for the buffer, the
+   * buffered partition sorted by `build` on the way.
+   */
   def zip(
       streamed: org.apache.spark.rdd.RDD[InternalRow],
       buffered: org.apache.spark.rdd.RDD[InternalRow],
       bufferId: String,
-      build: Iterator[InternalRow] => SortedBuffer): org.apache.spark.rdd.RDD[InternalRow] =
+      build: Iterator[InternalRow] => SortedBuffer,
+      order: (Iterator[InternalRow], SortedBuffer) => Iterator[InternalRow] = (rows, _) => rows)
+      : org.apache.spark.rdd.RDD[InternalRow] =
     streamed.zipPartitions(buffered) { (streamedRows, bufferedRows) =>
       val task = org.apache.spark.TaskContext.get()
       val key = (task.taskAttemptId(), bufferId)
-      buffers.put(key, build(bufferedRows))
+      val buffer = build(bufferedRows)
+      buffers.put(key, buffer)
       task.addTaskCompletionListener[Unit](_ => buffers.remove(key))
-      streamedRows
+      order(streamedRows, buffer)
     }
 
   def get(bufferId: String): SortedBuffer = {

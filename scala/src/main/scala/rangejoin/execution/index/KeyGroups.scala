@@ -130,13 +130,20 @@ private[rangejoin] object KeyGroups {
 
   /**
    * Gives each distinct key a group number as rows are read (the first key read is group 0),
-   * then makes the [[KeyGroups]] once the rows are placed.
+   * may then place the groups in another order ([[Numbering.placement]]: a long key's in
+   * ascending key order), and makes the [[KeyGroups]] once the rows are placed.
    */
   sealed abstract class Numbering {
     /** The group of `row`'s key, new if the key is; -1 when the key has a NULL. */
     def groupOf(row: InternalRow): Int
 
     def numGroups: Int
+
+    /**
+     * Where each group goes in the buffer's order of groups, by group number; null to keep the
+     * numbering's own order. Called once every row is numbered, before [[groups]].
+     */
+    def placement(): Array[Int] = null
 
     def groups(starts: Array[Int]): KeyGroups
   }
@@ -169,8 +176,26 @@ private[rangejoin] object KeyGroups {
 
     override def numGroups: Int = count
 
+    // Groups in ascending key order: streamed rows met in key order then read the buffer from
+    // front to back (ShuffledPiecewiseMergeJoinExec clusters them so).
+    private[this] var placed: Array[Long] = _
+
+    override def placement(): Array[Int] = {
+      val order = Array.range(0, count)
+      IndexSort.sortLongs(order, keys)
+      placed = new Array[Long](count)
+      val place = new Array[Int](count)
+      var g = 0
+      while (g < count) {
+        place(order(g)) = g
+        placed(g) = keys(order(g))
+        g += 1
+      }
+      place
+    }
+
     override def groups(starts: Array[Int]): KeyGroups =
-      new LongKeyGroups(java.util.Arrays.copyOf(keys, count), starts, key.dataType)
+      new LongKeyGroups(if (placed != null) placed else java.util.Arrays.copyOf(keys, count), starts, key.dataType)
   }
 
   private final class RowNumbering(keys: Seq[Expression]) extends Numbering {

@@ -198,6 +198,15 @@ private[rangejoin] object SortedBuffer {
         keys.sort(keyedRows)
         (keyedRows, None)
       case Some(g) =>
+        val place = g.placement()
+        if (place != null) {
+          var j = 0
+          while (j < keyedRows.length) {
+            val i = keyedRows(j)
+            groupOf(i) = place(groupOf(i))
+            j += 1
+          }
+        }
         // Grouped first, then each group sorted: both stable, so ties keep their input order.
         val (grouped, starts) = byGroup(keyedRows, groupOf, g.numGroups)
         IndexSort.sortSegments(grouped, starts, keys)

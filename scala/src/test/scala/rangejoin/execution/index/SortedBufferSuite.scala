@@ -73,6 +73,31 @@ class SortedBufferSuite extends AnyFunSuite {
     assert((0 until buffer.numRows).map(i => buffer.row(i).getInt(1)).sorted == keys.indices)
   }
 
+  test("a one-column integral equality key: its groups lie in ascending key order, each sorted") {
+    // (group key, range key, id): group keys in no order, negative and extreme ones, NULLs.
+    val rnd = new Random(5)
+    val groupKeys = Seq(7L, -3L, Long.MaxValue, 0L, Long.MinValue, 42L, -3L)
+    val input = (0 until 200).map { id =>
+      val g = if (id % 23 == 0) null else groupKeys(rnd.nextInt(groupKeys.size))
+      Seq(g, rnd.nextInt(50), id)
+    }
+    val types = Seq(org.apache.spark.sql.types.LongType, IntegerType, IntegerType)
+    val rows = unsafeRows(types, input).toArray
+    val buffer = SortedBuffer.build(rows, BoundReference(1, IntegerType, nullable = true),
+      groupKeys = Seq(BoundReference(0, org.apache.spark.sql.types.LongType, nullable = true)))
+    val keyed = (0 until buffer.numKeys).map(i => (buffer.row(i).getLong(0), buffer.row(i).getInt(1)))
+    assert(keyed == keyed.sorted, "groups by ascending key, each by its range key")
+    assert(keyed.size == input.count(_.head != null))
+    val groups = buffer.groups.get
+    assert(groups.numGroups == groupKeys.distinct.size)
+    val lookup = KeyGroups.lookup(groups, Seq(BoundReference(0, org.apache.spark.sql.types.LongType, nullable = true)))
+    for (k <- groupKeys.distinct) {
+      val segment = lookup(new GenericInternalRow(Array[Any](k, 0, 0)))
+      val (from, until) = (KeyGroups.from(segment), KeyGroups.until(segment))
+      assert(from < until && (from until until).forall(i => buffer.row(i).getLong(0) == k), s"key $k")
+    }
+  }
+
   test("an empty input is a sorted buffer with no rows and no keys") {
     val buffer = SortedBuffer.build(Array.empty[InternalRow], col)
     assert(buffer.isSorted && buffer.numRows == 0 && buffer.numKeys == 0)
