@@ -7,7 +7,7 @@ import org.apache.spark.sql.types.DataType
 import org.apache.spark.unsafe.Platform
 
 import rangejoin.condition.LongEncoder
-import rangejoin.execution.index.SortedBuffer
+import rangejoin.execution.index.{IndexSort, SortedBuffer}
 
 /**
  * A shuffled per-key join's streamed rows, reordered chunk by chunk so that each chunk meets the
@@ -47,7 +47,7 @@ private[rangejoin] final class KeyClusteredRows(
   private[this] val sizes = new Array[Int](ChunkRows)
   private[this] val keys = new Array[Long](ChunkRows)
   private[this] val order = new Array[Int](ChunkRows)
-  private[this] val sorter = new ChunkSorter(ChunkRows)
+  private[this] val sorter = new IndexSort.LongSort(ChunkRows)
   private[this] var count = 0
   private[this] var next_ = 0
 
@@ -81,7 +81,12 @@ private[rangejoin] final class KeyClusteredRows(
       keys(count) = if (row.isNullAt(ordinal)) Long.MinValue else encode(row, ordinal)
       count += 1
     }
-    sorter.sort(keys, count, order)
+    var i = 0
+    while (i < count) {
+      order(i) = i
+      i += 1
+    }
+    sorter.sort(order, count, keys)
     gather(used)
     clusteredRows += count
     count > 0
@@ -138,65 +143,4 @@ private[rangejoin] object KeyClusteredRows {
 
   val MinBufferedRows: Int = 32768
   val MinGroups: Int = 1024
-}
-
-/**
- * A least-significant-byte-first radix sort of a chunk's long keys into an order of positions,
- * its buffers kept from chunk to chunk; bytes every key shares take no pass.
- */
-private final class ChunkSorter(capacity: Int) {
-  private[this] var keys = new Array[Long](capacity)
-  private[this] var spareKeys = new Array[Long](capacity)
-  private[this] var spareOrder = new Array[Int](capacity)
-  private[this] val counts = new Array[Int](8 * 256)
-
-  def sort(values: Array[Long], n: Int, out: Array[Int]): Unit = {
-    java.util.Arrays.fill(counts, 0)
-    var i = 0
-    while (i < n) {
-      val k = values(i) ^ Long.MinValue // unsigned byte order is then the signed order
-      keys(i) = k
-      out(i) = i
-      var b = 0
-      while (b < 8) {
-        counts(b * 256 + ((k >>> (8 * b)) & 0xff).toInt) += 1
-        b += 1
-      }
-      i += 1
-    }
-    if (n < 2) return
-    var order = out
-    var b = 0
-    while (b < 8) {
-      val shift = 8 * b
-      val base = b * 256
-      if (counts(base + ((keys(0) >>> shift) & 0xff).toInt) != n) {
-        var sum = 0
-        var d = 0
-        while (d < 256) {
-          val c = counts(base + d)
-          counts(base + d) = sum
-          sum += c
-          d += 1
-        }
-        i = 0
-        while (i < n) {
-          val k = keys(i)
-          val slot = base + ((k >>> shift) & 0xff).toInt
-          val at = counts(slot)
-          spareKeys(at) = k
-          spareOrder(at) = order(i)
-          counts(slot) = at + 1
-          i += 1
-        }
-        val k = keys; keys = spareKeys; spareKeys = k
-        val o = order; order = spareOrder; spareOrder = o
-      }
-      b += 1
-    }
-    if (order ne out) {
-      System.arraycopy(order, 0, out, 0, n)
-      spareOrder = order
-    }
-  }
 }

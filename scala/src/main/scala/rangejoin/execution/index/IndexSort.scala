@@ -25,54 +25,69 @@ private[execution] object IndexSort {
    *   by byte 1:      0x0101  0x0102  0x0201  0x0202      2 0 1 3
    * }}}
    */
-  def sortLongs(indices: Array[Int], values: Array[Long]): Unit = {
-    val n = indices.length
-    if (n < 2) return
-    // Flipping the sign bit makes unsigned byte order the signed order.
-    var keys = new Array[Long](n)
-    var order = indices
-    val counts = new Array[Int](8 * 256)
-    var i = 0
-    while (i < n) {
-      val k = values(indices(i)) ^ Long.MinValue
-      keys(i) = k
+  def sortLongs(indices: Array[Int], values: Array[Long]): Unit =
+    new LongSort(indices.length).sort(indices, indices.length, values)
+
+  /**
+   * [[sortLongs]] for `indices(0 until n)`, n up to `capacity`, with its buffers kept from one
+   * sort to the next: for a caller that sorts many small batches (a shuffled join's streamed
+   * chunks), where fresh buffers per batch would be most of the sort's allocation.
+   */
+  final class LongSort(capacity: Int) {
+    private[this] var keys = new Array[Long](capacity)
+    private[this] var spareKeys = new Array[Long](capacity)
+    private[this] var spareOrder = new Array[Int](capacity)
+    private[this] val counts = new Array[Int](8 * 256)
+
+    def sort(indices: Array[Int], n: Int, values: Array[Long]): Unit = {
+      if (n < 2) return
+      java.util.Arrays.fill(counts, 0)
+      var order = indices
+      var i = 0
+      while (i < n) {
+        val k = values(indices(i)) ^ Long.MinValue // flipping the sign bit: unsigned byte order is signed order
+        keys(i) = k
+        var b = 0
+        while (b < 8) {
+          counts(b * 256 + ((k >>> (8 * b)) & 0xff).toInt) += 1
+          b += 1
+        }
+        i += 1
+      }
       var b = 0
       while (b < 8) {
-        counts(b * 256 + ((k >>> (8 * b)) & 0xff).toInt) += 1
+        val shift = 8 * b
+        val base = b * 256
+        if (counts(base + ((keys(0) >>> shift) & 0xff).toInt) != n) { // else every key has this byte
+          // Each byte's counts become the position its first key goes to.
+          var sum = 0
+          var d = 0
+          while (d < 256) {
+            val c = counts(base + d)
+            counts(base + d) = sum
+            sum += c
+            d += 1
+          }
+          i = 0
+          while (i < n) {
+            val k = keys(i)
+            val slot = base + ((k >>> shift) & 0xff).toInt
+            val at = counts(slot)
+            spareKeys(at) = k
+            spareOrder(at) = order(i)
+            counts(slot) = at + 1
+            i += 1
+          }
+          val k = keys; keys = spareKeys; spareKeys = k
+          val o = order; order = spareOrder; spareOrder = o
+        }
         b += 1
       }
-      i += 1
-    }
-    var spareKeys = new Array[Long](n)
-    var spareOrder = new Array[Int](n)
-    val next = new Array[Int](256)
-    var b = 0
-    while (b < 8) {
-      val shift = 8 * b
-      val base = b * 256
-      if (counts(base + ((keys(0) >>> shift) & 0xff).toInt) != n) { // else every key has this byte
-        var sum = 0
-        var d = 0
-        while (d < 256) {
-          next(d) = sum
-          sum += counts(base + d)
-          d += 1
-        }
-        i = 0
-        while (i < n) {
-          val k = keys(i)
-          val d = ((k >>> shift) & 0xff).toInt
-          spareKeys(next(d)) = k
-          spareOrder(next(d)) = order(i)
-          next(d) += 1
-          i += 1
-        }
-        val k = keys; keys = spareKeys; spareKeys = k
-        val o = order; order = spareOrder; spareOrder = o
+      if (order ne indices) { // the result is in a buffer of ours: back to the caller's array
+        System.arraycopy(order, 0, indices, 0, n)
+        spareOrder = order
       }
-      b += 1
     }
-    if (order ne indices) System.arraycopy(order, 0, indices, 0, n)
   }
 
   /**

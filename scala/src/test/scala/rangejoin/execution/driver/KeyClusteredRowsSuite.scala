@@ -93,20 +93,4 @@ class KeyClusteredRowsSuite extends AnyFunSuite {
     val nulls = (0 until 100).map(i => new GenericInternalRow(Array[Any](null, i, UTF8String.fromString(""))))
     check(nulls, asUnsafe = false, Nil)
   }
-
-  test("the chunk sort: ascending signed order, stable") {
-    val rnd = new Random(3)
-    val sorter = new ChunkSorter(1000)
-    for (n <- Seq(0, 1, 2, 17, 1000)) {
-      val keys = Array.fill(n)(rnd.nextInt(4) match {
-        case 0 => rnd.nextLong()
-        case 1 => rnd.nextInt(5).toLong - 2
-        case 2 => Long.MinValue
-        case _ => Long.MaxValue
-      })
-      val order = new Array[Int](n)
-      sorter.sort(keys, n, order)
-      assert(order.toSeq == (0 until n).sortBy(i => (keys(i), i)), s"n = $n")
-    }
-  }
 }

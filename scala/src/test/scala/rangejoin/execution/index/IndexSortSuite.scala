@@ -120,4 +120,19 @@ class IndexSortSuite extends AnyFunSuite {
       }
     }
   }
+
+  test("one LongSort reused over batches of every shape and size sorts each like a fresh one") {
+    val rnd = new Random(17)
+    val sorter = new IndexSort.LongSort(3000)
+    for (round <- 0 until 40) {
+      val (shape, keysOf) = longShapes(rnd.nextInt(longShapes.size))
+      val n = Seq(0, 1, 2, 255, 3000, rnd.nextInt(3000))(rnd.nextInt(6))
+      val keys = keysOf(n, rnd)
+      // A batch fills the front of a longer array; what lies past n must stay as it was.
+      val indices = rnd.shuffle(Array.tabulate(n)(identity).toSeq).toArray ++ Array(-7, -8)
+      val expected = indices.take(n).sortBy(keys(_)) ++ Array(-7, -8)
+      sorter.sort(indices, n, keys)
+      assert(indices.sameElements(expected), s"round $round, $shape, n=$n")
+    }
+  }
 }
