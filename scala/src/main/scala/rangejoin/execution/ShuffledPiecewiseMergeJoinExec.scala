@@ -14,8 +14,8 @@ import org.apache.spark.sql.execution.{ExplainUtils, SparkPlan}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 import rangejoin.execution.driver.{KeyClusteredRows, Matches, ShuffledJoinTasks, TaskBuffers}
-import rangejoin.condition.{IndexSpec, KeyTypes, RangeCondition}
-import rangejoin.execution.index.{KeyGroups, SortedBuffer}
+import rangejoin.condition.{IndexSpec, RangeCondition}
+import rangejoin.execution.index.{LongKeyGroups, SortedBuffer}
 import rangejoin.execution.broadcast.SortedBroadcastMode
 /**
  * A range join with equality keys whose sides are both too large to broadcast: Spark shuffles
@@ -114,23 +114,24 @@ private[rangejoin] case class ShuffledPiecewiseMergeJoinExec(
 
   /**
    * The streamed rows in the order a task searches its buffer in: clustered by key
-   * ([[KeyClusteredRows]]) where the one equality key is a column read as a long and the buffer
-   * is too large for a core's cache ([[KeyClusteredRows.worthIt]]); as they came otherwise.
+   * ([[KeyClusteredRows]]) where the one equality key is a streamed column, the buffer's groups
+   * are [[LongKeyGroups]] (the one kind laid out in ascending key order, which the chunks are
+   * sorted in, by the groups' own encoding) and the buffer is too large for a core's cache
+   * ([[KeyClusteredRows.worthIt]]); as they came otherwise.
    */
   private def streamedOrder: (Iterator[InternalRow], SortedBuffer) => Iterator[InternalRow] = {
-    val clustered = index match {
-      case IndexSpec.PerKey(Seq(key), _, _) if KeyGroups.isLongKey(key.dataType) =>
-        BindReferences.bindReference(key, streamed.output) match {
-          case BoundReference(ordinal, dataType, _) => Some((ordinal, KeyTypes.longEncoder(dataType).get))
-          case _ => None
-        }
+    val keyOrdinal = index match {
+      case IndexSpec.PerKey(Seq(key), _, _) => BindReferences.bindReference(key, streamed.output) match {
+        case BoundReference(ordinal, _, _) => Some(ordinal)
+        case _ => None
+      }
       case _ => None
     }
     val schema = streamed.output.map(_.dataType)
     val clusteredRows = longMetric("clusteredRows")
-    (rows, buffer) => clustered match {
-      case Some((ordinal, encode)) if KeyClusteredRows.worthIt(buffer) =>
-        new KeyClusteredRows(rows, ordinal, encode, schema, clusteredRows)
+    (rows, buffer) => (keyOrdinal, buffer.groups) match {
+      case (Some(ordinal), Some(groups: LongKeyGroups)) if KeyClusteredRows.worthIt(buffer.numRows, groups.numGroups) =>
+        new KeyClusteredRows(rows, ordinal, groups.encoder, schema, clusteredRows)
       case _ => rows
     }
   }
@@ -162,4 +163,3 @@ private[rangejoin] case class ShuffledPiecewiseMergeJoinExec(
       newLeft: SparkPlan, newRight: SparkPlan): ShuffledPiecewiseMergeJoinExec =
     copy(left = newLeft, right = newRight)
 }
-

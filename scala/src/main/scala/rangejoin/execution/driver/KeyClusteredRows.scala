@@ -7,7 +7,7 @@ import org.apache.spark.sql.types.DataType
 import org.apache.spark.unsafe.Platform
 
 import rangejoin.condition.LongEncoder
-import rangejoin.execution.index.{IndexSort, SortedBuffer}
+import rangejoin.execution.index.IndexSort
 
 /**
  * A shuffled per-key join's streamed rows, reordered chunk by chunk so that each chunk meets the
@@ -43,8 +43,10 @@ private[rangejoin] final class KeyClusteredRows(
   private[this] var page = new Array[Byte](1 << 16)
   private[this] var sorted = new Array[Byte](1 << 16)
   private[this] var spare = new Array[Byte](1 << 16)
-  private[this] val offsets = new Array[Int](ChunkRows)
-  private[this] val sizes = new Array[Int](ChunkRows)
+  // Where the i-th row of the chunk as read starts in `page`, and the j-th in key order in
+  // `sorted`; each row ends where the next begins.
+  private[this] val offsets = new Array[Int](ChunkRows + 1)
+  private[this] val starts = new Array[Int](ChunkRows + 1)
   private[this] val keys = new Array[Long](ChunkRows)
   private[this] val order = new Array[Int](ChunkRows)
   private[this] val sorter = new IndexSort.LongSort(ChunkRows)
@@ -55,7 +57,7 @@ private[rangejoin] final class KeyClusteredRows(
 
   override def next(): InternalRow = {
     if (!hasNext) throw new NoSuchElementException
-    out.pointTo(sorted, Platform.BYTE_ARRAY_OFFSET + offsets(next_), sizes(next_))
+    out.pointTo(sorted, Platform.BYTE_ARRAY_OFFSET + starts(next_), starts(next_ + 1) - starts(next_))
     next_ += 1
     out
   }
@@ -76,11 +78,11 @@ private[rangejoin] final class KeyClusteredRows(
       }
       row.writeToMemory(page, Platform.BYTE_ARRAY_OFFSET + used)
       offsets(count) = used
-      sizes(count) = size
       used += size
       keys(count) = if (row.isNullAt(ordinal)) Long.MinValue else encode(row, ordinal)
       count += 1
     }
+    offsets(count) = used
     var i = 0
     while (i < count) {
       order(i) = i
@@ -94,7 +96,7 @@ private[rangejoin] final class KeyClusteredRows(
 
   /**
    * Copies the chunk's rows in their order into the spare page, which becomes `sorted`, and
-   * points `offsets` and `sizes` there.
+   * records in `starts` where each begins there.
    * The copies read the page at random, but independently of each other, so the core overlaps
    * their misses; read in place in the join, each would stall the search that follows it.
    */
@@ -107,18 +109,13 @@ private[rangejoin] final class KeyClusteredRows(
     var j = 0
     while (j < count) {
       val i = order(j)
-      val size = sizes(i)
+      val size = offsets(i + 1) - offsets(i)
+      starts(j) = at
       System.arraycopy(page, offsets(i), into, at, size)
-      keys(j) = (at.toLong << 32) | size // keys are no longer needed: reused for the new places
       at += size
       j += 1
     }
-    j = 0
-    while (j < count) {
-      offsets(j) = (keys(j) >>> 32).toInt
-      sizes(j) = keys(j).toInt
-      j += 1
-    }
+    starts(count) = at
   }
 }
 
@@ -138,8 +135,7 @@ private[rangejoin] object KeyClusteredRows {
    * L2), in enough groups that the lookup's table is as large. Below that, rows in any order
    * find the buffer in cache, and the copies would only cost.
    */
-  def worthIt(buffer: SortedBuffer): Boolean =
-    buffer.numRows >= MinBufferedRows && buffer.groups.exists(_.numGroups >= MinGroups)
+  def worthIt(bufferedRows: Int, groups: Int): Boolean = bufferedRows >= MinBufferedRows && groups >= MinGroups
 
   val MinBufferedRows: Int = 32768
   val MinGroups: Int = 1024

@@ -141,11 +141,12 @@ private[rangejoin] object KeyGroups {
 
     /**
      * Where each group goes in the buffer's order of groups, by group number; null to keep the
-     * numbering's own order. Called once every row is numbered, before [[groups]].
+     * numbering's own order. Called once every row is numbered.
      */
     def placement(): Array[Int] = null
 
-    def groups(starts: Array[Int]): KeyGroups
+    /** The groups, in the order `place` (the [[placement]], or null) put them in. */
+    def groups(starts: Array[Int], place: Array[Int]): KeyGroups
   }
 
   private final class LongNumbering(key: Expression) extends Numbering {
@@ -178,24 +179,27 @@ private[rangejoin] object KeyGroups {
 
     // Groups in ascending key order: streamed rows met in key order then read the buffer from
     // front to back (ShuffledPiecewiseMergeJoinExec clusters them so).
-    private[this] var placed: Array[Long] = _
-
     override def placement(): Array[Int] = {
       val order = Array.range(0, count)
       IndexSort.sortLongs(order, keys)
-      placed = new Array[Long](count)
       val place = new Array[Int](count)
       var g = 0
       while (g < count) {
         place(order(g)) = g
-        placed(g) = keys(order(g))
         g += 1
       }
       place
     }
 
-    override def groups(starts: Array[Int]): KeyGroups =
-      new LongKeyGroups(if (placed != null) placed else java.util.Arrays.copyOf(keys, count), starts, key.dataType)
+    override def groups(starts: Array[Int], place: Array[Int]): KeyGroups = {
+      val placed = new Array[Long](count)
+      var g = 0
+      while (g < count) {
+        placed(if (place == null) g else place(g)) = keys(g)
+        g += 1
+      }
+      new LongKeyGroups(placed, starts, key.dataType)
+    }
   }
 
   private final class RowNumbering(keys: Seq[Expression]) extends Numbering {
@@ -220,6 +224,9 @@ private[rangejoin] object KeyGroups {
 
     override def numGroups: Int = keyRows.size
 
-    override def groups(starts: Array[Int]): KeyGroups = new RowKeyGroups(new BroadcastRows(keyRows.toArray), starts)
+    override def groups(starts: Array[Int], place: Array[Int]): KeyGroups = {
+      require(place == null, "row keys keep the order they were read in")
+      new RowKeyGroups(new BroadcastRows(keyRows.toArray), starts)
+    }
   }
 }

@@ -210,7 +210,7 @@ private[rangejoin] object SortedBuffer {
         // Grouped first, then each group sorted: both stable, so ties keep their input order.
         val (grouped, starts) = byGroup(keyedRows, groupOf, g.numGroups)
         IndexSort.sortSegments(grouped, starts, keys)
-        (grouped, Some(g.groups(starts)))
+        (grouped, Some(g.groups(starts, place)))
     }
     val sortedSeconds = new Array[Long](if (secondKey.isDefined) keyed.length else 0)
     var i = 0
