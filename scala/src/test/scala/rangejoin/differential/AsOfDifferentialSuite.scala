@@ -286,7 +286,7 @@ class AsOfDifferentialSuite extends AsOfDifferential with LocalDifferentialSessi
 
   override protected def cases: Seq[(AsOfCase, Seq[(String, String)])] = AsOfDifferentialSuite.interpretedEveryThird(
     AsOfDifferentialSuite.alternated(
-      Tier.sample(AsOfDifferentialSuite.cases, 40, full = Tier.tenth(AsOfDifferentialSuite.cases.size) / 2))
+      Tier.sample(AsOfDifferentialSuite.cases, 24, full = Tier.tenth(AsOfDifferentialSuite.cases.size) / 2))
       .map((_, Nil)))
 
   test("a left column that raises raises for a row the join drops, generated or not, as Spark's SQL ASOF JOIN does") {
@@ -344,7 +344,7 @@ class ShuffledAsOfDifferentialSuite extends AsOfDifferential with LocalDifferent
   override protected def cases: Seq[(AsOfCase, Seq[(String, String)])] = {
     val (keyed, unkeyed) = AsOfDifferentialSuite.cases.partition(_.keyed)
     AsOfDifferentialSuite.interpretedEveryThird(
-      AsOfDifferentialSuite.alternated(Tier.sample(keyed, 6, full = 16) ++ Tier.sample(unkeyed, 6, full = 16))
+      AsOfDifferentialSuite.alternated(Tier.sample(keyed, 6, full = 10) ++ Tier.sample(unkeyed, 6, full = 10))
         .map(AsOfDifferentialSuite.shuffled)) ++
       // Distances past an int across the span: one range, as Spark's operator would run it.
       AsOfDifferentialSuite.alternated(Tier.sample(unkeyed.filter(_.data == AsOfDifferentialSuite.overflow), 4, full = 6))
@@ -394,7 +394,7 @@ class AsOfDistributedSuite extends AsOfDifferential with ClusterDifferentialSess
   override protected def summary: Option[String] = Some(counts)
 
   override protected def cases: Seq[(AsOfCase, Seq[(String, String)])] =
-    AsOfDifferentialSuite.alternated(Tier.sample(AsOfDifferentialSuite.cases.filter(_.expectOurs), 8, full = 8))
+    AsOfDifferentialSuite.alternated(Tier.sample(AsOfDifferentialSuite.cases.filter(_.expectOurs), 4, full = 4))
       .zipWithIndex.map { case (c, i) =>
         val (expected, settings) = if (i % 2 == 0) (c, Nil) else AsOfDifferentialSuite.shuffled(c)
         (expected, settings :+ (SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> (i % 4 < 2).toString))

@@ -13,10 +13,10 @@ import rangejoin.RangeJoinConf
  *  - `fast` (`make test-fast`, and every Spark line but 4.3 in `make test`): a slice of each
  *    differential family, every n-th case, spread over its cases so that every join form, key
  *    type and shape the family rotates through still occurs;
- *  - `full` (`make test` on Spark 4.3): of each family and its variants (AQE, code generation,
- *    ANSI off, ...) and of each local-cluster suite a seeded tenth of the cases (of the as-of
- *    family a twentieth), drawn at random so that no dimension their order rotates through is
- *    dropped;
+ *  - `full` (`make test` on Spark 4.3): of each family a seeded tenth of the cases, of its
+ *    variants (AQE, code generation or ANSI off) and of each local-cluster suite a twentieth (of
+ *    the as-of family a twentieth, across executors a fixed few), drawn at random so that no
+ *    dimension their order rotates through is dropped;
  *  - `all` (`make test-all`): every case of every family.
  */
 object Tier {
@@ -67,6 +67,14 @@ object Tier {
    * A prefix of one seeded shuffle, so a smaller share is a subset of a larger one.
    */
   def tenth(size: Int): Int = share(size, 10)
+
+  /**
+   * A twentieth of `size`, rounded up: the full tier's share of a family's cases under a variant
+   * (AQE, code generation or ANSI off) and on `local-cluster`. Those re-run a subset of cases the
+   * family's own suite samples a tenth of; what they add (a setting, crossing processes) any of
+   * their cases shows.
+   */
+  def twentieth(size: Int): Int = share(size, 20)
 
   /** A quarter of `size`, rounded up: the full tier's share of a slice few of whose cases swap sides. */
   def quarter(size: Int): Int = share(size, 4)
@@ -143,12 +151,18 @@ abstract class DifferentialSuite(cases: Seq[DifferentialCase])
   override protected def summary: String = runner.summary(getClass.getSimpleName)
 
   /**
-   * Whether the full tier runs a seeded tenth of the cases (every suite's but a slice that no
-   * other suite of the family covers); `make test-all` runs them all.
+   * Whether the full tier runs a share of the cases (every suite's but a slice that no other
+   * suite of the family covers); `make test-all` runs them all.
    */
   protected def sampledInFullTier: Boolean = true
 
-  Tier.sample(cases, full = if (sampledInFullTier) Tier.tenth(cases.size) else Int.MaxValue)
+  /** The full tier's share: a tenth of a family's own cases, a twentieth under a setting off. */
+  private def fullShare(size: Int): Int = this match {
+    case _: AqeOff | _: CodegenOff | _: AnsiOff => Tier.twentieth(size)
+    case _ => Tier.tenth(size)
+  }
+
+  Tier.sample(cases, full = if (sampledInFullTier) fullShare(cases.size) else Int.MaxValue)
     .foreach { c => test(c.toString)(runner.check(c, variant)) }
 }
 
@@ -163,9 +177,9 @@ abstract class DistributedDifferentialSuite extends AnyFunSuite with ClusterDiff
 
   override protected def summary: Option[String] = Some(runner.summary(getClass.getSimpleName))
 
-  // The full tier a seeded tenth, as the local suites of the same families.
+  // The full tier a seeded twentieth, as the local suites' variants.
   protected def check(label: String, cases: Seq[DifferentialCase], conf: (String, String)*): Unit =
-    checkShare(label, cases, Tier.tenth, conf: _*)
+    checkShare(label, cases, Tier.twentieth, conf: _*)
 
   /** As `check`, the full tier running `share(cases.size)` of the cases. */
   protected def checkShare(label: String, cases: Seq[DifferentialCase], share: Int => Int, conf: (String, String)*): Unit =
@@ -176,8 +190,13 @@ abstract class DistributedDifferentialSuite extends AnyFunSuite with ClusterDiff
     checkAqeOnAndOff("", cases, conf: _*)
 
   protected def checkAqeOnAndOff(label: String, cases: Seq[DifferentialCase], conf: (String, String)*): Unit =
+    checkAqeOnAndOffShare(label, cases, Tier.twentieth, conf: _*)
+
+  /** As `checkAqeOnAndOff`, the full tier running `share` of each half. */
+  protected def checkAqeOnAndOffShare(label: String, cases: Seq[DifferentialCase], share: Int => Int,
+      conf: (String, String)*): Unit =
     for ((aqe, offset) <- Seq("true" -> 0, "false" -> 1)) {
-      check(s"${label}AQE $aqe", cases.indices.collect { case i if i % 2 == offset => cases(i) },
+      checkShare(s"${label}AQE $aqe", cases.indices.collect { case i if i % 2 == offset => cases(i) }, share,
         conf :+ (SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe): _*)
     }
 }
@@ -205,12 +224,12 @@ class PlainDifferentialAnsiOffSuite extends DifferentialSuite(PlainCases.every(5
 class PlainDifferentialSideSwitchSuite extends DifferentialSuite(PlainCases.inner) with SideSwitchEverywhere
 
 class PlainDistributedSuite extends DistributedDifferentialSuite {
-  // In the full tier about 20 range joins, a few side switches among them (the test below
-  // asserts one).
+  // In the full tier a dozen range joins, then six inner joins under the side switch.
   checkAqeOnAndOff(PlainCases.every(3, 0))
   // The inner cases with the side switch on every join it can take, swapping whenever it can:
-  // the pass over the keys, the filtered side's broadcast and the streamed large side, across JVMs.
-  checkAqeOnAndOff("side switch, ", PlainCases.inner, SideSwitchEverywhere.conf: _*)
+  // the pass over the keys, the filtered side's broadcast and the streamed large side, across JVMs
+  // (a tenth: fewer may swap none, which the test below asserts).
+  checkAqeOnAndOffShare("side switch, ", PlainCases.inner, Tier.tenth, SideSwitchEverywhere.conf: _*)
   // Registered after the cases, so it runs after them.
   test("the side switch buffered the other side across executors") {
     assert(runner.switches.swapped > 0, s"${runner.switches.switched} switched, ${runner.switches.swapped} swapped")
