@@ -344,7 +344,9 @@ def measure_broadcasts(spark, data_dir: str, sides=SIDES, repeat: int = 3, warm:
     try:
         for key, value in PROBE_CONF.items():
             spark.conf.set(key, value)
-        heap.quiesce()
+        # Without a warm-up (a smoke run, whose sizes mean little) two rounds, not twenty: the
+        # benchmark's smoke test in `make test` spent half a minute here.
+        heap.quiesce(rounds=20 if warm else 2)
         out = {"repeat": repeat, "warm": warm, "conf": PROBE_CONF,
                "max_heap": int(spark._jvm.java.lang.Runtime.getRuntime().maxMemory()),
                "region_bytes": g1_region_bytes(spark), "known_object": heap.known_object(),
