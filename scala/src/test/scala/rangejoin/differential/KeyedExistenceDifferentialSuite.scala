@@ -39,5 +39,6 @@ class KeyedExistenceDistributedSuite extends DistributedDifferentialSuite {
   override protected def setUp(): Unit =
     KeyedExistenceCases.register(spark, Files.createTempDirectory("keyed-existence-cluster").toFile)
 
-  checkAqeOnAndOff(KeyedExistenceSuites.every(8, 1))
+  // A tenth, as KeyedDistributedSuite: a twentieth (two cases) planned no range join.
+  checkAqeOnAndOffShare("", KeyedExistenceSuites.every(8, 1), Tier.tenth)
 }
