@@ -7,6 +7,8 @@ import org.apache.spark.sql.catalyst.expressions.{Literal, UnsafeProjection}
 import org.apache.spark.sql.catalyst.util.ArrayData
 import org.scalatest.funsuite.AnyFunSuite
 
+import rangejoin.differential.SharedAcrossSmokeLines
+
 /**
  * The bin grid against its definition, on random and extreme intervals: floor division for
  * negatives and at the long range's ends, the span bound, the level read from a hinted base and
@@ -14,7 +16,7 @@ import org.scalatest.funsuite.AnyFunSuite
  * level its interval is on), and the pairing: a point and an interval holding it share exactly one
  * (level, bin).
  */
-class BinGridSuite extends AnyFunSuite {
+class BinGridSuite extends AnyFunSuite with SharedAcrossSmokeLines {
 
   private val rnd = new Random(7)
   private val extremes = Seq(Long.MinValue, Long.MinValue + 1, -1L, 0L, 1L, Long.MaxValue - 1, Long.MaxValue)

@@ -86,9 +86,11 @@ object Tier {
  * A suite whose tests the smoke lines share: each smoke line registers every third of them
  * ([[Tier.smokeTurn]]), the other tiers every one. The differential suites' cases and the planning
  * suite's hand-written tests: the three lines together run the smoke tier's whole slice, each
- * line a third of it, which still plans and answers every family on that line's Spark.
+ * line a third of it, which still plans and answers every family on that line's Spark. And the
+ * unit suites of the execution core whose code reads nothing of a line's own (search, sort,
+ * index, driver, grid): 4.3 and 3.5, both Scala versions, run them whole.
  */
-trait SharedAcrossSmokeLines extends SparkFunSuite {
+trait SharedAcrossSmokeLines extends AnyFunSuite {
   private var registered = 0
 
   override protected def test(testName: String, testTags: Tag*)(testFun: => Any)(implicit pos: Position): Unit = {

@@ -11,6 +11,7 @@ import org.apache.spark.sql.types.{DataType, IntegerType}
 import org.scalatest.funsuite.AnyFunSuite
 
 import rangejoin.condition.RangeOp
+import rangejoin.differential.SharedAcrossSmokeLines
 import rangejoin.execution.JoinHarness
 import rangejoin.TestShims
 
@@ -24,7 +25,7 @@ import rangejoin.TestShims
  * unsorted because its key failed. Also: the streamed pass pulls streamed rows only as its output
  * is consumed.
  */
-class JoinDriverSuite extends AnyFunSuite {
+class JoinDriverSuite extends AnyFunSuite with SharedAcrossSmokeLines {
 
   import JoinHarness._
 

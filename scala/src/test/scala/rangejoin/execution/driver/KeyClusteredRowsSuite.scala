@@ -10,6 +10,7 @@ import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
 import rangejoin.condition.KeyTypes
+import rangejoin.differential.SharedAcrossSmokeLines
 
 /**
  * The streamed rows of a shuffled per-key join, reordered chunk by chunk by key: every row comes
@@ -17,7 +18,7 @@ import rangejoin.condition.KeyTypes
  * chunk boundaries by rows and by bytes, from UnsafeRows or any other rows, and a row stays
  * valid until the next is asked for, `hasNext` included.
  */
-class KeyClusteredRowsSuite extends AnyFunSuite {
+class KeyClusteredRowsSuite extends AnyFunSuite with SharedAcrossSmokeLines {
 
   private val schema: Seq[DataType] = Seq(LongType, IntegerType, StringType)
   private val toUnsafe = UnsafeProjection.create(schema.toArray)

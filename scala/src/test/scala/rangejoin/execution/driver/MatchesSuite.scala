@@ -4,6 +4,7 @@ import scala.util.Random
 
 import org.scalatest.funsuite.AnyFunSuite
 
+import rangejoin.differential.SharedAcrossSmokeLines
 import rangejoin.execution.TestSupport._
 
 /**
@@ -12,7 +13,7 @@ import rangejoin.execution.TestSupport._
  * interval or not), empty runs, merges of empty and non-empty marks, and marks that went through
  * Java or Kryo serialization in between (as the per-task marks travel to the driver).
  */
-class MatchesSuite extends AnyFunSuite {
+class MatchesSuite extends AnyFunSuite with SharedAcrossSmokeLines {
 
   private val positions = 64
 

@@ -6,6 +6,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import rangejoin.OptionWhen
 import rangejoin.condition.AsOfDirection
+import rangejoin.differential.SharedAcrossSmokeLines
 
 /**
  * AsOfSearch against its definition: for random sorted windows of times (duplicates, extremes)
@@ -14,7 +15,7 @@ import rangejoin.condition.AsOfDirection
  * latest time (the last of equal ones), forward the earliest (the first), nearest the nearer of
  * those two (the earlier when as near).
  */
-class AsOfSearchSuite extends AnyFunSuite {
+class AsOfSearchSuite extends AnyFunSuite with SharedAcrossSmokeLines {
 
   private val extremes = Seq(Long.MinValue, Long.MinValue + 1, Long.MaxValue - 1, Long.MaxValue)
 

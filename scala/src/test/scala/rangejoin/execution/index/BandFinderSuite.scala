@@ -7,6 +7,7 @@ import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInterna
 import org.apache.spark.sql.types.{DataType, DoubleType, IntegerType, LongType}
 import org.scalatest.funsuite.AnyFunSuite
 
+import rangejoin.differential.SharedAcrossSmokeLines
 import rangejoin.execution.TestSupport._
 import rangejoin.condition.RangeOp
 import rangejoin.condition.KeyTypes
@@ -18,7 +19,7 @@ import rangejoin.condition.KeyTypes
  *  - BandRunFinder: both bounds on one key, `lo lowerOp k AND hi upperOp k`.
  *  - IntervalFinder: sorted by k, tree over k2, `lo lowerOp k2 AND hi upperOp k`.
  */
-class BandFinderSuite extends AnyFunSuite {
+class BandFinderSuite extends AnyFunSuite with SharedAcrossSmokeLines {
 
   private val pools: Seq[(DataType, Seq[Any])] = Seq(
     IntegerType -> (Seq[Any](Int.MinValue, Int.MaxValue, -1, 0) ++ (0 until 12).map(i => i * 3 - 5)),

@@ -5,12 +5,14 @@ import scala.util.Random
 import org.apache.spark.sql.catalyst.InternalRow
 import org.scalatest.funsuite.AnyFunSuite
 
+import rangejoin.differential.SharedAcrossSmokeLines
+
 /**
  * IndexSort sorts row indices exactly as a stable reference sort (Scala's sortBy) does, for sizes
  * on both sides of its insertion-sort cutoff and its merge steps, on inputs with many duplicates,
  * already sorted, reversed and random; exact equality with a stable sort proves stability.
  */
-class IndexSortSuite extends AnyFunSuite {
+class IndexSortSuite extends AnyFunSuite with SharedAcrossSmokeLines {
 
   /** A key column over plain ints; IndexSort only compares. */
   private final class IntKeys(keys: Array[Int]) extends KeyColumn {

@@ -4,12 +4,14 @@ import scala.util.Random
 
 import org.scalatest.funsuite.AnyFunSuite
 
+import rangejoin.differential.SharedAcrossSmokeLines
+
 /**
  * The interval tree against its definition: for random keys (duplicates, extremes, every size up
  * to a few complete trees and between), every (p, lower, inclusive) finds exactly the positions
  * i < p whose b passes, each once.
  */
-class IntervalTreeSuite extends AnyFunSuite {
+class IntervalTreeSuite extends AnyFunSuite with SharedAcrossSmokeLines {
 
   private def naive(b: Array[Long], p: Int, lower: Long, inclusive: Boolean): Seq[Int] =
     (0 until math.min(p, b.length)).filter(i => b(i) > lower || (inclusive && b(i) == lower))

@@ -4,13 +4,15 @@ import scala.util.Random
 
 import org.scalatest.funsuite.AnyFunSuite
 
+import rangejoin.differential.SharedAcrossSmokeLines
+
 /**
  * LongSearch against its definition, the first position of a window whose key is above a value
  * (or at or above it): each of its three forms over random windows, and the choice between them
  * over a long run of values in order and in none, in windows on both sides of the size past
  * which it always branches. The keys are segments sorted apart, as a per-key buffer's are.
  */
-class LongSearchSuite extends AnyFunSuite {
+class LongSearchSuite extends AnyFunSuite with SharedAcrossSmokeLines {
 
   private val extremes = Seq(Long.MinValue, Long.MinValue + 1, Long.MaxValue - 1, Long.MaxValue)
 

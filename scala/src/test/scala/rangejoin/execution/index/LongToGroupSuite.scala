@@ -4,12 +4,14 @@ import scala.util.Random
 
 import org.scalatest.funsuite.AnyFunSuite
 
+import rangejoin.differential.SharedAcrossSmokeLines
+
 /**
  * The long-key group lookup against a map: dense keys (an array), sparse ones (a hash table),
  * extremes whose span overflows a long, and keys just outside the dense range; and each key's
  * segment, looked up in one step, against its group's starts.
  */
-class LongToGroupSuite extends AnyFunSuite {
+class LongToGroupSuite extends AnyFunSuite with SharedAcrossSmokeLines {
 
   private def check(keys: Array[Long], probes: Seq[Long], layout: String): Unit = {
     val lookup = LongToGroup(keys)

@@ -8,8 +8,10 @@ import org.apache.spark.SparkConf
 import org.apache.spark.serializer.{JavaSerializer, KryoSerializer}
 import org.scalatest.funsuite.AnyFunSuite
 
+import rangejoin.differential.SharedAcrossSmokeLines
+
 /** Packed arrays of longs read back exactly, in either form, and never travel larger than plain. */
-class PackedLongsSuite extends AnyFunSuite {
+class PackedLongsSuite extends AnyFunSuite with SharedAcrossSmokeLines {
 
   private val random = new Random(20261129L)
 

@@ -7,6 +7,7 @@ import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.types.{DataType, IntegerType, StringType}
 import org.scalatest.funsuite.AnyFunSuite
 
+import rangejoin.differential.SharedAcrossSmokeLines
 import rangejoin.execution.TestSupport._
 
 /**
@@ -16,7 +17,7 @@ import rangejoin.execution.TestSupport._
  * to evaluating the condition pair by pair. And when it can: the key is an expression evaluated
  * per row, empty and all-NULL inputs are sorted buffers with no keys.
  */
-class SortedBufferSuite extends AnyFunSuite {
+class SortedBufferSuite extends AnyFunSuite with SharedAcrossSmokeLines {
 
   private val col = BoundReference(0, IntegerType, nullable = true)
 

@@ -2,12 +2,14 @@ package rangejoin.execution.index
 
 import org.scalatest.funsuite.AnyFunSuite
 
+import rangejoin.differential.SharedAcrossSmokeLines
+
 /**
  * The ranges of time a keyless as-of join is split into: the sample they are drawn from (every
  * time while there are few, then a seeded uniform reservoir, and always the least and greatest),
  * and a time's range (the number of splits at or below it).
  */
-class TimeRangesSuite extends AnyFunSuite {
+class TimeRangesSuite extends AnyFunSuite with SharedAcrossSmokeLines {
 
   private def sample(times: Seq[Long], size: Int, seed: Long = 7L): (Array[Long], Long, Long) = {
     val sampler = new TimeRanges.Sampler(size, seed)
