@@ -14,9 +14,11 @@ import rangejoin.RangeJoinConf
  *    differential family, every n-th case, spread over its cases so that every join form, key
  *    type and shape the family rotates through still occurs;
  *  - `full` (`make test` on Spark 4.3): of each family a seeded tenth of the cases, of its
- *    variants (AQE, code generation or ANSI off) and of each local-cluster suite a twentieth (of
- *    the as-of family a twentieth, across executors a fixed few), drawn at random so that no
- *    dimension their order rotates through is dropped;
+ *    variants (AQE, code generation or ANSI off) and of each local-cluster suite a twentieth (the
+ *    keyed families and the plain side-switch cases across executors a tenth, whose fewer
+ *    cases planned no range join or swapped no side; of the as-of family a twentieth, across
+ *    executors a fixed few), drawn at random so that no dimension their order rotates through
+ *    is dropped;
  *  - `all` (`make test-all`): every case of every family.
  */
 object Tier {
@@ -62,9 +64,9 @@ object Tier {
   private lazy val lineTurn: Int = org.apache.spark.SPARK_VERSION.split('.')(1).toInt % 3
 
   /**
-   * A tenth of `size`, rounded up: the full tier's share of each family, local and on
-   * `local-cluster` (whose cases are the local suite's; crossing processes is what it adds).
-   * A prefix of one seeded shuffle, so a smaller share is a subset of a larger one.
+   * A tenth of `size`, rounded up: the full tier's share of each family's own suite (and of the
+   * few local-cluster slices a twentieth leaves without a planned range join). A prefix of one
+   * seeded shuffle, so a smaller share is a subset of a larger one.
    */
   def tenth(size: Int): Int = share(size, 10)
 
