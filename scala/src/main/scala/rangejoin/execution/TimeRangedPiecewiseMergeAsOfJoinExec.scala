@@ -1,6 +1,8 @@
 package rangejoin.execution
 
-import org.apache.spark.Partitioner
+import java.util.Locale
+
+import org.apache.spark.{Partitioner, SparkEnv}
 import org.apache.spark.rdd.{RDD, ShuffledRDD}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, BoundReference, Expression, SortOrder,
@@ -13,7 +15,7 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 import rangejoin.condition.{AsOfDirection, AsOfMatch, KeyTypes}
 import rangejoin.execution.driver.{AsOfJoinTask, ShuffledAsOfJoinTasks, TaskBuffers}
-import rangejoin.execution.index.TimeRanges
+import rangejoin.execution.index.{RangeEdges, TimeRanges}
 
 /**
  * An as-of join with no equality keys and no side small enough to broadcast: both sides are
@@ -29,13 +31,17 @@ import rangejoin.execution.index.TimeRanges
  *   left row 12 backward -> 11; left row 10 backward -> 7 (carried in)
  * }}}
  * Before the shuffles, one job samples both sides' times for the ranges (as Spark's range
- * partitioner does) and another finds each range's earliest and latest right rows, the rows
- * carried into the other ranges. Each task sorts its right rows and searches them per left row
- * ([[PiecewiseMergeAsOfJoinLike]]), as the other placements do, in generated code as the per-key
- * shuffled placement is (each side in a stage of its own below: [[StageInputExec]]).
+ * partitioner does). The rows carried in travel in the right side's own shuffle: each of its map
+ * tasks sends every range, beside that range's rows, its own rows nearest the range from outside
+ * ([[RangeEdges]]), so a range's task holds the nearest of each map task's and its search finds
+ * the nearest of all, with no job to gather them first. Each task sorts its right rows and
+ * searches them per left row ([[PiecewiseMergeAsOfJoinLike]]), as the other placements do, in
+ * generated code as the per-key shuffled placement is (each side in a stage of its own below:
+ * [[StageInputExec]]).
  *
- * Exactness: a left row's candidates outside its range are never nearer than the carried row, so
- * its pick is the one the whole right side gives. Where stock Spark reads distances (every pick
+ * Exactness: a left row's candidates outside its range are never nearer than the carried rows, so
+ * its pick is the one the whole right side gives; the ranges themselves (the sample) decide only
+ * how the rows are spread over the tasks. Where stock Spark reads distances (every pick
  * but SQL's backward one) and the two sides' times span more than the distance's type holds
  * exactly, the pick may need every candidate (Spark's own overflowing distance): the join then
  * runs in one range, every right row in one task, as Spark's operator would.
@@ -52,7 +58,9 @@ private[rangejoin] case class TimeRangedPiecewiseMergeAsOfJoinExec(
 
   override lazy val metrics: Map[String, SQLMetric] = Map(
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
-    "numRanges" -> SQLMetrics.createMetric(sparkContext, "time ranges")) ++ perTaskBufferMetrics
+    "numRanges" -> SQLMetrics.createMetric(sparkContext, "time ranges"),
+    "carriedRows" -> SQLMetrics.createMetric(sparkContext, "right rows carried into other ranges")) ++
+    perTaskBufferMetrics
 
   override def outputPartitioning: Partitioning = UnknownPartitioning(numRanges)
 
@@ -60,7 +68,7 @@ private[rangejoin] case class TimeRangedPiecewiseMergeAsOfJoinExec(
 
   /**
    * Both sides' rows by range, the right ones with the rows carried into each range: made once
-   * for the plan (the sample's job and the edges' job run once), as an exchange's shuffle is.
+   * for the plan (the sample's job runs once), as an exchange's shuffle is.
    */
   @transient private lazy val byRange: (RDD[InternalRow], RDD[InternalRow]) = {
     val leftRows = left.execute()
@@ -69,24 +77,40 @@ private[rangejoin] case class TimeRangedPiecewiseMergeAsOfJoinExec(
     val rightTime = TimeRangedPiecewiseMergeAsOfJoinExec.Time(asOf.rightTime, right.output)
     val ranges = timeRanges(leftRows, rightRows, leftTime, rightTime)
     longMetric("numRanges") += ranges.count
-    val carried = sparkContext.broadcast(carriedRows(rightRows, rightTime, ranges))
+    val (backward, forward) = (asOf.direction != AsOfDirection.Forward, asOf.direction != AsOfDirection.Backward)
+    val carriedRows = longMetric("carriedRows")
 
     val partitioner = TimeRangedPiecewiseMergeAsOfJoinExec.RangePartitioner(numRanges)
-    def shuffled(rows: RDD[InternalRow], time: TimeRangedPiecewiseMergeAsOfJoinExec.Time, keepNull: Boolean,
-        fields: Int): RDD[InternalRow] = {
-      val keyed = rows.mapPartitions { it =>
-        val t = time.evaluator()
-        // A NULL time matches nothing: a left row goes anywhere (range 0), a right row nowhere.
-        it.flatMap { row =>
-          if (t.read(row)) Some((ranges.of(t.value), row.copy())) else if (keepNull) Some((0, row.copy())) else None
-        }
-      }
-      new ShuffledRDD[Int, InternalRow, InternalRow](keyed, partitioner)
+    def shuffled(rows: RDD[InternalRow], keyed: Iterator[InternalRow] => Iterator[(Int, InternalRow)],
+        fields: Int): RDD[InternalRow] =
+      new ShuffledRDD[Int, InternalRow, InternalRow](rows.mapPartitions(keyed), partitioner)
         .setSerializer(new UnsafeRowSerializer(fields)).map(_._2)
+    // A NULL time matches nothing: a left row goes anywhere (range 0), a right row nowhere.
+    // Function values, not methods: a task's closure then holds what they read, not this plan.
+    val leftByRange: Iterator[InternalRow] => Iterator[(Int, InternalRow)] = { it =>
+      val t = leftTime.evaluator()
+      val copies = TimeRangedPiecewiseMergeAsOfJoinExec.copiesForShuffle(partitioner.numPartitions)
+      it.map(row => (if (t.read(row)) ranges.of(t.value) else 0, if (copies) row.copy() else row))
     }
-    (shuffled(leftRows, leftTime, keepNull = true, left.output.size),
-      shuffled(rightRows, rightTime, keepNull = false, right.output.size)
-        .mapPartitionsWithIndex((range, rows) => rows ++ carried.value(range).iterator))
+    // Each task's right rows, then the ones it carries into the other ranges ([[RangeEdges]]).
+    val rightByRange: Iterator[InternalRow] => Iterator[(Int, InternalRow)] = { it =>
+      val t = rightTime.evaluator()
+      val copies = TimeRangedPiecewiseMergeAsOfJoinExec.copiesForShuffle(partitioner.numPartitions)
+      val edges = new RangeEdges[InternalRow](ranges.count, backward, forward, _.copy())
+      it.flatMap { row =>
+        if (!t.read(row)) None
+        else {
+          val range = ranges.of(t.value)
+          if (ranges.count > 1) edges.add(range, t.value, row)
+          Some((range, if (copies) row.copy() else row))
+        }
+      } ++ {
+        val carried = edges.carried
+        carriedRows += carried.size
+        carried
+      }
+    }
+    (shuffled(leftRows, leftByRange, left.output.size), shuffled(rightRows, rightByRange, right.output.size))
   }
 
   protected override def doExecute(): RDD[InternalRow] = {
@@ -141,41 +165,6 @@ private[rangejoin] case class TimeRangedPiecewiseMergeAsOfJoinExec(
     if (exactEverywhere) TimeRanges.fromSample(samples.flatMap(_._1), numRanges) else TimeRanges.single
   }
 
-  /**
-   * For each range, the right rows nearest it from outside: the latest of the ranges before it
-   * (backward, nearest), the earliest of the ranges after it (forward, nearest).
-   */
-  private def carriedRows(rightRows: RDD[InternalRow], rightTime: TimeRangedPiecewiseMergeAsOfJoinExec.Time,
-      ranges: TimeRanges): Array[Array[InternalRow]] = {
-    import TimeRangedPiecewiseMergeAsOfJoinExec.Edges
-    val edges: Map[Int, Edges] = if (ranges.count == 1) Map.empty else rightRows.mapPartitions { it =>
-      val t = rightTime.evaluator()
-      val found = scala.collection.mutable.HashMap.empty[Int, Edges]
-      it.foreach { row =>
-        if (t.read(row)) {
-          val v = t.value
-          val r = ranges.of(v)
-          found.get(r) match {
-            case None => found(r) = Edges(v, row.copy(), v, row.copy())
-            case Some(e) =>
-              if (v < e.first) found(r) = e.copy(first = v, firstRow = row.copy())
-              else if (v > e.last) found(r) = e.copy(last = v, lastRow = row.copy())
-          }
-        }
-      }
-      found.iterator
-    }.reduceByKey(Edges.merge _, math.min(ranges.count, 8)).collect().toMap
-
-    val backward = asOf.direction != AsOfDirection.Forward
-    val forward = asOf.direction != AsOfDirection.Backward
-    Array.tabulate(numRanges) { p =>
-      val before = if (backward) (0 until p).flatMap(edges.get).reduceOption(Edges.later).map(_.lastRow) else None
-      val after = if (forward) (p + 1 until ranges.count).flatMap(edges.get).reduceOption(Edges.earlier).map(_.firstRow)
-        else None
-      (before ++ after).toArray
-    }
-  }
-
   override protected def placement: String = s"each of up to $numRanges ranges of time, both sides shuffled by time"
 
   override protected def withNewChildrenInternal(
@@ -207,19 +196,23 @@ private[rangejoin] object TimeRangedPiecewiseMergeAsOfJoinExec {
     }
   }
 
-  /** A range's earliest and latest right rows (times as longs). */
-  final case class Edges(first: Long, firstRow: InternalRow, last: Long, lastRow: InternalRow)
-
-  object Edges {
-    def merge(a: Edges, b: Edges): Edges = Edges(
-      math.min(a.first, b.first), if (b.first < a.first) b.firstRow else a.firstRow,
-      math.max(a.last, b.last), if (b.last > a.last) b.lastRow else a.lastRow)
-    def later(a: Edges, b: Edges): Edges = if (b.last > a.last) b else a
-    def earlier(a: Edges, b: Edges): Edges = if (b.first < a.first) b else a
-  }
-
   /** Rows keyed by their range go to the task of that number. */
   final case class RangePartitioner(numPartitions: Int) extends Partitioner {
     override def getPartition(key: Any): Int = key.asInstanceOf[Int]
+  }
+
+  private val SortShuffleNames = Set("sort", "tungsten-sort", "org.apache.spark.shuffle.sort.sortshufflemanager")
+
+  /**
+   * Whether a row handed to a shuffle of `partitions` partitions must be a copy, a task's input
+   * rows being reused: not under Spark's sort-based shuffle, whose writers serialize each record
+   * as they take it, below the partitions its serialized mode takes; a copy under any other
+   * shuffle manager, which may hold the records it is given. Spark's exchange decides the same
+   * way (`ShuffleExchangeExec.needToCopyObjectsBeforeShuffle`, private to Spark). Read in the
+   * task, from the executor's own configuration.
+   */
+  def copiesForShuffle(partitions: Int): Boolean = {
+    val manager = SparkEnv.get.conf.get("spark.shuffle.manager", "sort").toLowerCase(Locale.ROOT)
+    !SortShuffleNames.contains(manager) || partitions > (1 << 24)
   }
 }

@@ -60,9 +60,10 @@ private[rangejoin] final case class AsOfJoinStrategy(session: SparkSession) exte
     AsOfShape(left, right, asOfCondition, condition, joinType, distance, pick).toOption.collect {
       case m if !shuffled => PiecewiseMergeAsOfJoinExec(m, joinType, planLater(left), planLater(right)).planned
       case m if m.leftKeys.nonEmpty => ShuffledPiecewiseMergeAsOfJoinExec(m, joinType, planLater(left), planLater(right))
-      // The right rows carried between ranges come from an evaluation of the right side of their
-      // own: only a deterministic side gives every evaluation the same rows.
-      case m if deterministic(right) =>
+      // The sample's job evaluates both sides once more than the join does, and its span of the
+      // times decides whether Spark's distance is exact across the ranges: only deterministic
+      // sides give that evaluation the join's times.
+      case m if deterministic(left) && deterministic(right) =>
         TimeRangedPiecewiseMergeAsOfJoinExec(m, joinType, timeRanges(left, right),
           StageInputExec(planLater(left)), StageInputExec(planLater(right)))
     }

@@ -6,7 +6,7 @@ import java.time.LocalDate
 import scala.jdk.CollectionConverters._
 import scala.util.{Failure, Random, Success, Try}
 
-import org.apache.spark.SparkFunSuite
+import org.apache.spark.{SparkEnv, SparkFunSuite}
 import org.apache.spark.sql.{Column, DataFrame, Row, SparkSession}
 import org.apache.spark.sql.execution.{InputAdapter, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
@@ -354,18 +354,33 @@ class ShuffledAsOfDifferentialSuite extends AsOfDifferential with LocalDifferent
       }
   }
 
-  test("without keys, a non-deterministic right side is left to Spark: its carried rows would come from another evaluation") {
+  test("without keys, a non-deterministic side is left to Spark: the sample's job would evaluate it apart from the join") {
     Differential.withConf(spark, AsOfDifferentialSuite.shuffled(AsOfDifferentialSuite.spreadCases.head)._2 ++ Seq(
         "spark.sql.analyzer.singlePassResolver.dualRunWithLegacy" -> "false", "spark.sql.join.asofJoin.enabled" -> "true")) {
       // The DataFrame path, which every Spark line has.
-      val l = spark.range(100).selectExpr("id", "id * 10 AS t")
-      def plan(r: DataFrame) =
+      def plan(l: DataFrame, r: DataFrame) =
         AsOfJoins.joinAsOf(l, r, l("t"), r("rt"), None, "left", null, true, "backward").queryExecution.sparkPlan
+      val l = spark.range(100).selectExpr("id", "id * 10 AS t")
       val r = spark.range(100).selectExpr("id AS rid", "id * 10 + 5 AS rt")
-      assert(plan(r).exists(_.isInstanceOf[TimeRangedPiecewiseMergeAsOfJoinExec]), plan(r))
-      val random = plan(r.where("rand(7) < 0.5"))
-      assert(!random.exists(_.isInstanceOf[PiecewiseMergeAsOfJoinLike]), random)
+      assert(plan(l, r).exists(_.isInstanceOf[TimeRangedPiecewiseMergeAsOfJoinExec]), plan(l, r))
+      for ((side, random) <- Seq("right" -> plan(l, r.where("rand(7) < 0.5")), "left" -> plan(l.where("rand(7) < 0.5"), r)))
+        assert(!random.exists(_.isInstanceOf[PiecewiseMergeAsOfJoinLike]), s"$side:\n$random")
     }
+  }
+
+  test("without keys, rows go to the shuffle uncopied under Spark's sort shuffle, copied under any other") {
+    import TimeRangedPiecewiseMergeAsOfJoinExec.copiesForShuffle
+    assert(!copiesForShuffle(16) && copiesForShuffle((1 << 24) + 1))
+    // The configuration names another manager; the running one is still Spark's, so the copies
+    // are checked against stock's answer.
+    val conf = SparkEnv.get.conf
+    val before = conf.getOption("spark.shuffle.manager")
+    conf.set("spark.shuffle.manager", "org.example.HoldingShuffleManager")
+    try {
+      assert(copiesForShuffle(16))
+      val (c, settings) = AsOfDifferentialSuite.shuffled(AsOfDifferentialSuite.spreadCases.head)
+      check(c, settings :+ (SQLConf.SHUFFLE_PARTITIONS.key -> "16"))
+    } finally before.fold(conf.remove("spark.shuffle.manager"))(conf.set("spark.shuffle.manager", _))
   }
 
   test("without keys: many ranges of time, each searching its right rows and the ones carried in") {
@@ -379,9 +394,14 @@ class ShuffledAsOfDifferentialSuite extends AsOfDifferential with LocalDifferent
       df.collect()
       val Seq(join) = collect(df.queryExecution.executedPlan) { case j: TimeRangedPiecewiseMergeAsOfJoinExec => j }
       val rightTimes = c.data.right.count(!_.isNullAt(2))
-      assert(join.metrics("numRanges").value > 8, join.metrics("numRanges"))
-      // Each range's own right rows, and the latest row of the ranges before it, but the first's.
-      assert(join.metrics("bufferedRows").value == rightTimes + join.metrics("numRanges").value - 1)
+      val ranges = join.metrics("numRanges").value
+      assert(ranges > 8, join.metrics("numRanges"))
+      // Each range's own right rows, and from each of the right side's map tasks its latest row
+      // of the ranges before it: into every range but the first, from at least one task.
+      val carried = join.metrics("carriedRows").value
+      val mapTasks = join.right.execute().getNumPartitions
+      assert(carried >= ranges - 1 && carried <= (ranges - 1) * mapTasks, s"$carried carried, $mapTasks map tasks")
+      assert(join.metrics("bufferedRows").value == rightTimes + carried)
     }
   }
 }
@@ -462,23 +482,26 @@ abstract class AsOfDifferential extends SparkFunSuite with AdaptiveSparkPlanHelp
   }
 
   cases.zipWithIndex.foreach { case ((c, settings), i) =>
-    test(s"$i: $c") {
-      val (stock, stockOurs) = run(c, settings, enabled = false)
-      val (ours, planned) = run(c, settings, enabled = true)
-      val problems = Seq(
-        OptionWhen(stockOurs)("rangejoin off but used"),
-        OptionWhen(planned != c.expectOurs)(s"expected ${if (c.expectOurs) "a" else "no"} PiecewiseMergeAsOfJoin"),
-        (stock, ours) match {
-          case (Rows(a), Rows(b)) => OptionWhen(a != b)(s"answers differ\n${Differential.diff(a, b)}")
-          case (Raised(a, _), Raised(b, _)) =>
-            raised += 1
-            // Adaptive execution may wrap the error (STAGE_MATERIALIZATION_MULTIPLE_FAILURES).
-            OptionWhen(a.split(" ").intersect(b.split(" ")).isEmpty)(s"errors differ: stock $a, rangejoin $b")
-          case (a, b) => Some(s"stock gave ${Differential.brief(a)}, rangejoin gave ${Differential.brief(b)}")
-        }).flatten
-      assert(problems.isEmpty, s"${problems.mkString("; ")}\n  case: $c\n  data: ${c.data.shown}")
-      ran += 1
-      if (planned) this.planned += 1
-    }
+    test(s"$i: $c")(check(c, settings))
+  }
+
+  /** Runs `c` under `settings` with rangejoin off and on, and asserts the same answer or error. */
+  protected def check(c: AsOfCase, settings: Seq[(String, String)]): Unit = {
+    val (stock, stockOurs) = run(c, settings, enabled = false)
+    val (ours, planned) = run(c, settings, enabled = true)
+    val problems = Seq(
+      OptionWhen(stockOurs)("rangejoin off but used"),
+      OptionWhen(planned != c.expectOurs)(s"expected ${if (c.expectOurs) "a" else "no"} PiecewiseMergeAsOfJoin"),
+      (stock, ours) match {
+        case (Rows(a), Rows(b)) => OptionWhen(a != b)(s"answers differ\n${Differential.diff(a, b)}")
+        case (Raised(a, _), Raised(b, _)) =>
+          raised += 1
+          // Adaptive execution may wrap the error (STAGE_MATERIALIZATION_MULTIPLE_FAILURES).
+          OptionWhen(a.split(" ").intersect(b.split(" ")).isEmpty)(s"errors differ: stock $a, rangejoin $b")
+        case (a, b) => Some(s"stock gave ${Differential.brief(a)}, rangejoin gave ${Differential.brief(b)}")
+      }).flatten
+    assert(problems.isEmpty, s"${problems.mkString("; ")}\n  case: $c\n  data: ${c.data.shown}")
+    ran += 1
+    if (planned) this.planned += 1
   }
 }

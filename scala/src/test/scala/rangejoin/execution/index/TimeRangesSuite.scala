@@ -47,4 +47,35 @@ class TimeRangesSuite extends AnyFunSuite with SharedAcrossSmokeLines {
     assert(drawn.count == 4 && drawn.splits.toSeq == Seq(26L, 51L, 76L))
     assert(TimeRanges.fromSample(Array.fill(50)(3L), 4).count == 1)
   }
+
+  /** What one task carries, as (range, row name), for rows (name, time) met in this order. */
+  private def carried(ranges: TimeRanges, rows: Seq[(String, Long)], backward: Boolean, forward: Boolean)
+      : Seq[(Int, String)] = {
+    val copies = scala.collection.mutable.ArrayBuffer.empty[String]
+    val edges = new RangeEdges[String](ranges.count, backward, forward, { r => copies += r; r })
+    rows.foreach { case (name, t) => edges.add(ranges.of(t), t, name) }
+    // A row is copied once when it is kept, not once per range it is carried to.
+    assert(copies.distinct.size == copies.size, copies)
+    edges.carried.sortBy(_._1)
+  }
+
+  test("a task carries into each range its latest row before it and its earliest after it") {
+    val ranges = TimeRanges(Array(10L, 20L, 30L))
+    val rows = Seq("a" -> 7L, "b" -> 2L, "c" -> 25L, "d" -> 23L)
+    assert(carried(ranges, rows, backward = true, forward = false) == Seq(1 -> "a", 2 -> "a", 3 -> "c"))
+    assert(carried(ranges, rows, backward = false, forward = true) == Seq(0 -> "d", 1 -> "d"))
+    assert(carried(ranges, rows, backward = true, forward = true).toSet ==
+      Set(1 -> "a", 2 -> "a", 3 -> "c", 0 -> "d", 1 -> "d"))
+  }
+
+  test("among equal times the latest kept is the last met, the earliest the first met") {
+    val ranges = TimeRanges(Array(10L))
+    val rows = Seq("a" -> 5L, "b" -> 5L, "c" -> 12L, "d" -> 12L, "e" -> 15L)
+    assert(carried(ranges, rows, backward = true, forward = true).toSet == Set(1 -> "b", 0 -> "c"))
+  }
+
+  test("no rows, or one range: nothing carried") {
+    assert(carried(TimeRanges(Array(10L, 20L)), Nil, backward = true, forward = true).isEmpty)
+    assert(carried(TimeRanges.single, Seq("a" -> 1L, "b" -> 2L), backward = true, forward = true).isEmpty)
+  }
 }
