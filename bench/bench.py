@@ -689,8 +689,14 @@ def main(argv=None) -> int:
     if not args.no_chart:
         chart = report.chart(results, os.path.join(out_dir, "benchmarks.png"))
     doc = os.path.join(out_dir, "benchmarks.md")
+    text = report.markdown(results, chart_file=os.path.basename(chart) if chart else None)
+    if os.path.exists(doc) and os.path.samefile(out_dir, os.path.join(REPO, "docs")):
+        # docs/benchmarks.md's sections written by hand beside the generated ones stay
+        # (report.carry_over); a partial run's report elsewhere is its own alone.
+        with open(doc) as f:
+            text = report.carry_over(f.read(), text)
     with open(doc, "w") as f:
-        f.write(report.markdown(results, chart_file=os.path.basename(chart) if chart else None))
+        f.write(text)
     log(f"\nWrote {doc}" + (f", {chart}" if chart else "") + f" and {json_path}; "
         f"{results['elapsed_seconds'] / 60:.1f} minutes in all.")
     return 0

@@ -656,6 +656,35 @@ def markdown(results, chart_file: Optional[str]) -> str:
     return "\n".join(out) + "\n"
 
 
+def sections(text: str) -> List[tuple]:
+    """``text``'s level-two sections, in order: (heading line, the section's lines, the heading's
+    included); what comes before the first is not a section."""
+    out: List[tuple] = []
+    for line in text.splitlines():
+        if line.startswith("## "):
+            out.append((line, [line]))
+        elif out:
+            out[-1][1].append(line)
+    return out
+
+
+def carry_over(previous: str, generated: str) -> str:
+    """``generated`` with every section of ``previous`` whose heading it lacks (the hand-written
+    ones, such as the as-of joins' study), in their old order, before its "## Workloads and data"
+    (at its end if it has none): a run rewrites the numbers, not what was written beside them. A
+    section the report stops generating is then carried too, until someone deletes it."""
+    have = {heading for heading, _ in sections(generated)}
+    kept = [lines for heading, lines in sections(previous) if heading not in have]
+    if not kept:
+        return generated
+    block = [line for lines in kept for line in (lines[:-1] if lines[-1] == "" else lines) + [""]]
+    lines = generated.splitlines()
+    at = next((i for i, line in enumerate(lines) if line == "## Workloads and data"), len(lines))
+    if at and lines[at - 1] != "":
+        block = [""] + block
+    return "\n".join(lines[:at] + block + lines[at:]) + ("\n" if generated.endswith("\n") else "")
+
+
 def chart(results, path: str) -> Optional[str]:
     try:
         import matplotlib

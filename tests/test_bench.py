@@ -195,3 +195,25 @@ def test_memory_section_says_how_it_was_measured_and_shows_both_tables():
     assert "regions (2.00 MB here)" in text
     assert "i_large 6.00 MB (3.50 MB) (in neither table" in text
     assert "Sanity check: a long[] of 128.0 MB measured at 128.0 MB (128.0 MB)." in text
+
+
+def test_a_run_keeps_the_sections_written_by_hand_before_workloads_and_data():
+    previous = ("# Benchmarks\n\nold intro\n\n## Results\n\nold numbers\n\n## As-of joins\n\nwritten by hand\n"
+                "| a | b |\n\n## Workloads and data\n\nold data\n")
+    generated = "# Benchmarks\n\nnew intro\n\n## Results\n\nnew numbers\n\n## Workloads and data\n\nnew data\n"
+    assert report.carry_over(previous, generated) == (
+        "# Benchmarks\n\nnew intro\n\n## Results\n\nnew numbers\n\n## As-of joins\n\nwritten by hand\n"
+        "| a | b |\n\n## Workloads and data\n\nnew data\n")
+    # Nothing to keep: the run's own text; a report without the last section: kept at its end.
+    assert report.carry_over(generated, generated) == generated
+    assert report.carry_over("## As-of joins\nby hand\n", "## Results\n\nnew\n") == (
+        "## Results\n\nnew\n\n## As-of joins\nby hand\n\n")
+
+
+def test_the_sections_written_by_hand_in_the_docs_are_the_as_of_study():
+    doc = (REPO_ROOT / "docs" / "benchmarks.md").read_text()
+    generated_headings = {"## Results", "## Targets", "## Join operators", "## Memory: the broadcast held",
+                          "## Parquet row groups read (W5, and W1)", "## Workloads and data",
+                          "## Memory: a 1M-row buffered side (W3)"}
+    by_hand = [h for h, _ in report.sections(doc) if h not in generated_headings]
+    assert by_hand == ["## As-of joins: trades x quotes (issue 26)"]
