@@ -19,9 +19,7 @@ import time
 from bench import workloads as wl
 from bench.jvm_metrics import QueryStages
 from bench.local_spark import SPARK_CONF, local_spark
-
-W14 = next(w for w in wl.workloads() if w.key == "W14")
-KEYED, NO_KEY = W14.queries
+from bench.probes.asof_cpu import KEYED, NO_KEY, W14, timed
 
 
 def main() -> None:
@@ -34,17 +32,14 @@ def main() -> None:
     with local_spark("asof-stages", conf=SPARK_CONF) as spark:
         for table in W14.tables:
             spark.read.parquet(os.path.join(args.data_dir, f"{table}.parquet")).createOrReplaceTempView(table)
-        for key, value in query.spark_conf.items():
-            spark.conf.set(key, value)
         stages = QueryStages(spark)
         walls, cpus, joins = [], [], []
         for run in range(args.runs):
-            stages.mark()
-            start = time.time() * 1000
-            answer = tuple(spark.sql(query.sql).collect()[0])
-            wall = time.time() * 1000 - start
+            wall_s, cpu, answer = timed(spark, stages, query)
+            # The stages' times are epoch milliseconds: the query started its wall time ago.
+            wall = wall_s * 1000
+            start = time.time() * 1000 - wall
             done = stages.completed()
-            cpu = sum(s.executorCpuTime() for s in done) // 1_000_000
             join = sum(s.executorCpuTime() for s in done if s.shuffleReadRecords() > 100_000) // 1_000_000
             print(f"run {run:2d} {query.key}: {wall:5.0f} ms, executor CPU {cpu} ms (join stage {join}), "
                   f"answer {answer}", flush=True)
@@ -52,7 +47,7 @@ def main() -> None:
                 walls.append(wall)
                 cpus.append(cpu)
                 joins.append(join)
-        print(f"last run's stages (offsets from the query's start, ms):")
+        print("last run's stages (offsets from the query's start, ms):")
         for s in done:
             submitted = s.submissionTime().get().getTime() - start
             completed = s.completionTime().get().getTime() - start
