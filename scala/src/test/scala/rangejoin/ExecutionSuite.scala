@@ -87,10 +87,12 @@ class ExecutionSuite extends QueryTest with RangeJoinSharedSession with Adaptive
       }
       def sortMergeJoins(df: DataFrame) =
         collect(df.queryExecution.executedPlan) { case j: SortMergeJoinExec => j }.size
-      val stock = withSQLConf(RangeJoinConf.Enabled -> "false") {
+      // Set inside: on Spark 3.5 withSQLConf returns Unit, not its body's value.
+      var stock = -1
+      withSQLConf(RangeJoinConf.Enabled -> "false") {
         val df = query
         df.collect()
-        sortMergeJoins(df)
+        stock = sortMergeJoins(df)
       }
       val df = query
       checkAnswer(df, stockAnswer(query))
