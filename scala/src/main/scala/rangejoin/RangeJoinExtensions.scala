@@ -6,7 +6,7 @@ import org.apache.spark.SPARK_VERSION
 import org.apache.spark.sql.{SparkSession, SparkSessionExtensions, SparkSessionExtensionsProvider}
 
 import rangejoin.bins.BinnedRangeJoin
-import rangejoin.planning.{AsOfFilterPushdown, AsOfJoinRule, AsOfJoinStrategy, KeyedExistence, RangeJoinHintNames, RangeJoinHints, RangeJoinStrategy}
+import rangejoin.planning.{AsOfFilterPushdown, AsOfJoinRule, AsOfJoinStrategy, BinGridStrategy, KeyedExistence, RangeJoinHintNames, RangeJoinHints, RangeJoinStrategy}
 import rangejoin.shims.SessionShims
 
 /**
@@ -33,6 +33,8 @@ class RangeJoinExtensions extends SparkSessionExtensionsProvider {
       extensions.injectOptimizerRule(_ => AsOfFilterPushdown)
       // Rewrites band joins too large to broadcast into Spark's own equi-joins on bins.
       extensions.injectOptimizerRule(_ => BinnedRangeJoin)
+      // Runs those joins' grid subqueries in one job of one stage.
+      extensions.injectPlannerStrategy(_ => BinGridStrategy)
       // Reduces the subquery side of keyed semi, anti and existence joins with one inequality to
       // each key's extreme, for Spark's own aggregate and join (the fast path, with keys).
       extensions.injectOptimizerRule(_ => KeyedExistence)

@@ -1,7 +1,7 @@
 package rangejoin.bins
 
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.catalyst.expressions.aggregate.{BitOrAgg, Count, Max, Min, Percentile, Sum}
+import org.apache.spark.sql.catalyst.expressions.aggregate.BitOrAgg
 import org.apache.spark.sql.catalyst.plans.{FullOuter, Inner, InnerLike, LeftAnti, LeftOuter, RightOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Generate, Join, JoinHint, LogicalPlan, Project, Union}
 import org.apache.spark.sql.catalyst.rules.Rule
@@ -70,9 +70,6 @@ private[rangejoin] object BinnedRangeJoin extends Rule[LogicalPlan] {
   /** Marks the bin columns, so that a rewritten join is never rewritten again. */
   private val BinMarker = "rangejoin.bin"
   private val marked: Metadata = new MetadataBuilder().putBoolean(BinMarker, value = true).build()
-
-  /** The percentile of the intervals' span exponents that sets the base bin size. */
-  val Percentile = 0.9
 
   def rewrite(join: Join, conf: org.apache.spark.sql.internal.SQLConf): Option[LogicalPlan] = for {
     condition <- join.condition
@@ -239,47 +236,27 @@ private[rangejoin] object BinnedRangeJoin extends Rule[LogicalPlan] {
         Project(Seq(Alias(RangeJoinOverlapHintGrid(l.toAttribute, r.toAttribute, size), "rangejoin_grid")()),
           Aggregate(Nil, Seq(l, r), union))
       case None =>
-        // First per (exponent, side), so that the global aggregate (the percentile, weighted by
-        // count) reads a few dozen rows, not every interval: count, summed length, key range.
-        def side(plan: LogicalPlan, lo: Expression, hi: Expression, isLeft: Boolean) = {
-          val length = Alias(RangeJoinSpanLength(lo, hi), "rangejoin_length")()
-          val (start, end) = (Alias(RangeJoinKeyAsLong(lo), "rangejoin_lo")(), Alias(RangeJoinKeyAsLong(hi), "rangejoin_hi")())
-          // Only intervals (both bounds, lo <= hi: a length) count towards the key range.
-          def ofInterval(e: Attribute, name: String) =
-            Alias(If(IsNull(length.toAttribute), Literal(null, LongType), e), name)()
-          Project(Seq(
-            Alias(RangeJoinSpanExponent(lo, hi), "rangejoin_measure")(),
-            Alias(Literal(isLeft), "rangejoin_is_left")(),
-            length.toAttribute,
-            ofInterval(start.toAttribute, "rangejoin_start"),
-            ofInterval(end.toAttribute, "rangejoin_end")),
-            Project(plan.output ++ Seq(length, start, end), plan))
-        }
-        // Positional: Scala 2.12 would take `isLeft = true` for the val below (Spark 3.5).
-        val union = Union(side(left, lLo, lHi, true), side(right, rLo, rHi, false))
-        val Seq(exponent, isLeft, length, start, end) = union.output
-        def agg(f: Expression, name: String) = Alias(f, name)()
-        val count = agg(Count(exponent).toAggregateExpression(), "rangejoin_count")
-        val summed = agg(Sum(length).toAggregateExpression(), "rangejoin_summed")
-        val first = agg(Min(start).toAggregateExpression(), "rangejoin_first_start")
-        val last = agg(Max(end).toAggregateExpression(), "rangejoin_last_end")
-        val grouped = Aggregate(Seq(exponent, isLeft), Seq(exponent, isLeft, count, summed, first, last), union)
-        def of(ofLeft: Boolean, e: Expression, zero: Expression) =
-          If(if (ofLeft) isLeft else Not(isLeft), e, zero)
-        val percentile = agg(new Percentile(exponent, Literal(Percentile), count.toAttribute).toAggregateExpression(),
-          "rangejoin_percentile")
-        val bit = ShiftLeft(Literal(1L), exponent)
-        val (l, r) = (levelsOf(bit, isLeft, ofLeft = true), levelsOf(bit, isLeft, ofLeft = false))
-        val stats = for (ofLeft <- Seq(true, false)) yield (
-          agg(Sum(of(ofLeft, count.toAttribute, Literal(0L))).toAggregateExpression(), s"rangejoin_n_$ofLeft"),
-          agg(Sum(of(ofLeft, summed.toAttribute, Literal(0.0))).toAggregateExpression(), s"rangejoin_len_$ofLeft"))
-        val lowest = agg(Min(first.toAttribute).toAggregateExpression(), "rangejoin_lowest")
-        val highest = agg(Max(last.toAttribute).toAggregateExpression(), "rangejoin_highest")
-        val columns = Seq(percentile, l, r, stats(0)._1, stats(1)._1, stats(0)._2, stats(1)._2, lowest, highest)
-        Project(
-          Seq(Alias(RangeJoinOverlapDataGrid(columns.map(_.toAttribute)), "rangejoin_grid")()),
-          Aggregate(Nil, columns, grouped))
+        BinGridOf(Union(spans(left, lLo, lHi, true), spans(right, rLo, rHi, false)), overlap = true)
     }
+  }
+
+  /**
+   * One row per row of `plan`: its interval's span exponent, the side it is on, its length and
+   * its start and end as longs ([[BinGridOf]]'s columns); all four NULL where it is no interval.
+   */
+  private def spans(plan: LogicalPlan, lo: Expression, hi: Expression, isLeft: Boolean): LogicalPlan = {
+    val length = Alias(RangeJoinSpanLength(lo, hi), "rangejoin_length")()
+    val (start, end) = (Alias(RangeJoinKeyAsLong(lo), "rangejoin_lo")(), Alias(RangeJoinKeyAsLong(hi), "rangejoin_hi")())
+    // Only intervals (both bounds, lo <= hi: a length) count towards the key range.
+    def ofInterval(e: Attribute, name: String) =
+      Alias(If(IsNull(length.toAttribute), Literal(null, LongType), e), name)()
+    Project(Seq(
+      Alias(RangeJoinSpanExponent(lo, hi), "rangejoin_exponent")(),
+      Alias(Literal(isLeft), "rangejoin_is_left")(),
+      length.toAttribute,
+      ofInterval(start.toAttribute, "rangejoin_start"),
+      ofInterval(end.toAttribute, "rangejoin_end")),
+      Project(plan.output ++ Seq(length, start, end), plan))
   }
 
   /** The child with one row per bin key of `keys` ([[BinKeys.key]]). */
@@ -291,9 +268,10 @@ private[rangejoin] object BinnedRangeJoin extends Rule[LogicalPlan] {
   /**
    * The grid (base bin size, levels holding intervals) as one row over the interval side: with a
    * hinted size, the levels its intervals fall on; otherwise base `2^p` for `p` the
-   * [[Percentile]] of the intervals' span exponents, and the levels those fall on. Every
-   * aggregate is exact and independent of row order, so the subquery gives the same grid each
-   * time it runs (both sides read it, whether or not Spark reuses one run).
+   * [[SpanStatistics.Percentile]] of the intervals' span exponents, and the levels those fall on
+   * ([[BinGridOf]]). Each is exact and independent of row order (an overlap grid's summed lengths
+   * are added in partition order), so the subquery gives the same grid each time it runs over
+   * the same input (both sides read it, whether or not Spark reuses one run).
    */
   private def gridOf(intervals: LogicalPlan, lo: Expression, hi: Expression, binSize: Option[Long])
       : LogicalPlan = binSize match {
@@ -302,18 +280,7 @@ private[rangejoin] object BinnedRangeJoin extends Rule[LogicalPlan] {
       val levels = Alias(BitOrAgg(bit.toAttribute).toAggregateExpression(), "rangejoin_levels")()
       val aggregate = Aggregate(Nil, Seq(levels), Project(Seq(bit), intervals))
       Project(Seq(Alias(RangeJoinHintGrid(levels.toAttribute, size), "rangejoin_grid")()), aggregate)
-    case None =>
-      val exponent = Alias(RangeJoinSpanExponent(lo, hi), "rangejoin_exponent")()
-      val percentile = Alias(
-        new Percentile(exponent.toAttribute, Literal(Percentile)).toAggregateExpression(),
-        "rangejoin_percentile")()
-      val exponents = Alias(
-        BitOrAgg(ShiftLeft(Literal(1L), exponent.toAttribute)).toAggregateExpression(),
-        "rangejoin_exponents")()
-      val aggregate = Aggregate(Nil, Seq(percentile, exponents), Project(Seq(exponent), intervals))
-      Project(
-        Seq(Alias(RangeJoinDataGrid(percentile.toAttribute, exponents.toAttribute), "rangejoin_grid")()),
-        aggregate)
+    case None => BinGridOf(spans(intervals, lo, hi, true), overlap = false)
   }
 
   /** A hint's bin size in the keys' units: seconds for timestamps (microseconds inside). */

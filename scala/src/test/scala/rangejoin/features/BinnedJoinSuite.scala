@@ -4,8 +4,15 @@ import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.joins.{BroadcastNestedLoopJoinExec, CartesianProductExec, ShuffledHashJoinExec, SortMergeJoinExec}
 import org.apache.spark.sql.internal.SQLConf
 
+import scala.util.Random
+
+import org.apache.spark.sql.Row
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
+import org.apache.spark.sql.types._
+
 import rangejoin.RangeJoinConf
-import rangejoin.execution.ShuffledPiecewiseMergeJoinExec
+import rangejoin.bins.SpanStatistics
+import rangejoin.execution.{BinGridExec, ShuffledPiecewiseMergeJoinExec}
 /**
  * Band and interval joins with no side to broadcast, which rangejoin rewrites into Spark's own
  * equi-join on bins (BinnedRangeJoin): which joins are rewritten and which are left as they were,
@@ -213,6 +220,62 @@ class BinnedJoinSuite extends RangeJoinQueries {
       val df = query
       assert(df.collect().toSeq.map(_.toString).sorted == expected)
       noCartesian(df)
+    }
+  }
+
+  test("the grid subquery runs as one RangeJoinBinGrid node, with the hint's grid still an aggregate") {
+    for (q <- Seq("SELECT * FROM bpt JOIN biv ON bpt.x BETWEEN biv.lo AND biv.hi",
+                  "SELECT * FROM bpt JOIN biv ON bpt.lo2 < biv.hi AND biv.lo < bpt.hi2");
+         aqe <- Seq("true", "false")) {
+      val df = rewritten(q, SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe)
+      val grids = collectWithSubqueries(df.queryExecution.executedPlan) { case g: BinGridExec => g }
+      assert(grids.nonEmpty, df.queryExecution.executedPlan.toString)
+      assert(df.queryExecution.explainString(org.apache.spark.sql.execution.ExtendedMode).contains("RangeJoinBinGrid"))
+    }
+    val hinted = rewritten("SELECT /*+ RANGE_JOIN(biv, 10) */ * FROM bpt JOIN biv ON bpt.lo2 < biv.hi AND biv.lo < bpt.hi2")
+    assert(collectWithSubqueries(hinted.queryExecution.executedPlan) { case g: BinGridExec => g }.isEmpty)
+  }
+
+  test("the grid's statistics are Spark's aggregates of the same rows, NULLs and empty sides included") {
+    // What BinnedRangeJoin computed with Spark's aggregates before BinGridOf: per (exponent,
+    // side), then a weighted percentile, bit masks, sums, min and max.
+    val aggregates =
+      """SELECT percentile(e, 0.9, c), bit_or(IF(l, shiftleft(1L, e), 0L)), bit_or(IF(l, 0L, shiftleft(1L, e))),
+        |  sum(IF(l, c, 0L)), sum(IF(l, 0L, c)), sum(IF(l, len, 0.0D)), sum(IF(l, 0.0D, len)), min(s), max(en)
+        |FROM (SELECT e, l, count(e) AS c, sum(len) AS len, min(s) AS s, max(en) AS en FROM spans GROUP BY e, l)
+        |""".stripMargin
+    val schema = StructType(Seq(StructField("e", IntegerType), StructField("l", BooleanType),
+      StructField("len", DoubleType), StructField("s", LongType), StructField("en", LongType)))
+    val rnd = new Random(11)
+    // (rows of the left side, of the right, share of them with no interval)
+    val shapes = Seq((0, 0, 0.0), (5, 0, 0.0), (0, 5, 0.0), (5, 5, 1.0), (4, 0, 1.0), (0, 3, 1.0), (6, 2, 0.5),
+      (1, 1, 0.0), (200, 50, 0.1), (3000, 700, 0.2), (50, 3000, 0.0))
+    for ((nLeft, nRight, none) <- shapes; round <- 0 until 3) {
+      // Few distinct exponents, as real data has (so the percentile interpolates between them).
+      val exponents = Seq.fill(1 + rnd.nextInt(4))(rnd.nextInt(64))
+      val rows = Seq.fill(nLeft)(true) ++ Seq.fill(nRight)(false) map { isLeft =>
+        if (rnd.nextDouble() < none) Row(null, isLeft, null, null, null)
+        else {
+          val start = rnd.nextInt(2000000) - 1000000L
+          // Whole lengths: their sums are exact in any order.
+          val length = rnd.nextInt(5000).toLong
+          Row(exponents(rnd.nextInt(exponents.size)), isLeft, length.toDouble, start, start + length)
+        }
+      }
+      spark.createDataFrame(spark.sparkContext.parallelize(rnd.shuffle(rows), 3), schema).createOrReplaceTempView("spans")
+      val expected = sql(aggregates).collect().head.toSeq
+      // As BinGridExec gathers them: by task, merged in order.
+      val tasks = rnd.shuffle(rows).grouped(math.max(1, rows.size / 3)).map { part =>
+        BinGridExec.gather(part.iterator.map(r => new GenericInternalRow(r.toSeq.toArray[Any])), 0, 1, 2, 3, 4)
+      }
+      val actual = tasks.foldLeft(new SpanStatistics)(_ merge _).values.toSeq
+      val context = s"$nLeft left, $nRight right, $none without an interval, exponents $exponents: $actual, $expected"
+      // The percentile to within rounding (Spark's lines interpolate in different orders), the rest exactly.
+      assert(actual.tail == expected.tail, context)
+      (actual.head, expected.head) match {
+        case (a: Double, e: Double) => assert(math.abs(a - e) < 1e-9, context)
+        case (a, e) => assert(a == null && e == null, context)
+      }
     }
   }
 }
