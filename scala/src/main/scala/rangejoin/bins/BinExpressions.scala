@@ -184,16 +184,22 @@ private[rangejoin] case class RangeJoinPointBins(x: Expression, grid: Expression
     decoded = g
   }
 
-  /** The point's bin keys over `grid`. */
+  // One array a task, rewritten for each point: the explode over it reads it before the next
+  // point's (this expression is only ever the child of BinnedRangeJoin's explode), and a copy a
+  // row cost more than the bins themselves (two allocations and a copy).
+  @transient private[this] var keys: UnsafeArrayData = _
+
+  /** The point's bin keys over `grid`: an array valid until the next call. */
   def binsOf(point: Long, g: InternalRow): ArrayData = {
     decode(g)
-    val keys = new Array[Long](levels.length)
+    if (keys == null || keys.numElements() != levels.length)
+      keys = UnsafeArrayData.fromPrimitiveArray(new Array[Long](levels.length))
     var i = 0
-    while (i < keys.length) {
-      keys(i) = BinKeys.key(levels(i), BinGrid.bin(point, sizes(i)))
+    while (i < levels.length) {
+      keys.setLong(i, BinKeys.key(levels(i), BinGrid.bin(point, sizes(i))))
       i += 1
     }
-    UnsafeArrayData.fromPrimitiveArray(keys)
+    keys
   }
 
   override def eval(input: InternalRow): Any = {

@@ -1,6 +1,6 @@
 package rangejoin.bins
 
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, AttributeSet}
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, UnaryNode}
 
 /**
@@ -22,6 +22,9 @@ private[rangejoin] case class BinGridOf(inputs: Seq[Attribute], overlap: Boolean
   extends UnaryNode {
 
   override def output: Seq[Attribute] = Seq(grid)
+
+  // The grid is made here, not read from the child.
+  override def producedAttributes: AttributeSet = AttributeSet(grid)
 
   override def maxRows: Option[Long] = Some(1)
 

@@ -2,7 +2,7 @@ package rangejoin.execution
 
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference, Expression, GenericInternalRow, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet, BoundReference, Expression, GenericInternalRow, UnsafeProjection}
 import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.types.{DataType, DoubleType, LongType}
 
@@ -24,6 +24,9 @@ private[rangejoin] case class BinGridExec(inputs: Seq[Attribute], overlap: Boole
   extends UnaryExecNode {
 
   override def output: Seq[Attribute] = Seq(grid)
+
+  // The grid is made here, not read from the child.
+  override def producedAttributes: AttributeSet = AttributeSet(grid)
 
   override def nodeName: String = "RangeJoinBinGrid"
 
