@@ -43,8 +43,14 @@ private[rangejoin] object BinGrid {
   /** The most bins an interval spans on the top level (bins of 2^60 or more cover the longs in 16). */
   val TopLevelBins = 16
 
-  /** The bin of `x` in bins of `size` (> 0): floor(x / size), also for negatives. */
-  def bin(x: Long, size: Long): Long = Math.floorDiv(x, size)
+  /**
+   * The bin of `x` in bins of `size` (> 0): floor(x / size), also for negatives. A size that is a
+   * power of two (every size of a grid chosen from the data) is an arithmetic shift, which floors
+   * as the division does: a division took 7% of an overlap join's time (a span exponent alone
+   * tries several sizes).
+   */
+  def bin(x: Long, size: Long): Long =
+    if ((size & (size - 1)) == 0) x >> java.lang.Long.numberOfTrailingZeros(size) else Math.floorDiv(x, size)
 
   /**
    * How many bins of `size` `[lo, hi]` (lo <= hi) covers, on a level it is copied to: at most

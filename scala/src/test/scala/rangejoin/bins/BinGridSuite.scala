@@ -42,7 +42,9 @@ class BinGridSuite extends AnyFunSuite with SharedAcrossSmokeLines {
     assert(BinGrid.bin(-1, 10) == -1 && BinGrid.bin(-10, 10) == -1 && BinGrid.bin(-11, 10) == -2)
     assert(BinGrid.bin(9, 10) == 0 && BinGrid.bin(Long.MinValue, 1) == Long.MinValue)
     assert(BinGrid.bin(Long.MaxValue, Long.MaxValue) == 1 && BinGrid.bin(Long.MinValue, Long.MaxValue) == -2)
-    for (_ <- 0 until 10000; x = randomLong(); size = 1 + (rnd.nextLong() >>> rnd.nextInt(63) + 1)) {
+    // Any positive size, and powers of two (a shift) up to 2^62.
+    def anySize() = if (rnd.nextBoolean()) 1 + (rnd.nextLong() >>> rnd.nextInt(63) + 1) else 1L << rnd.nextInt(63)
+    for (_ <- 0 until 20000; x = randomLong(); size <- Seq(anySize(), anySize())) {
       val expected = BigInt(x) / BigInt(size) - (if (x < 0 && BigInt(x) % BigInt(size) != 0) 1 else 0)
       assert(BigInt(BinGrid.bin(x, size)) == expected, s"$x / $size")
     }
