@@ -3,10 +3,10 @@ package rangejoin.bins
 /**
  * What the bin grid is chosen from, gathered in one pass over a task's intervals: per side, how
  * many intervals have each span exponent ([[BinGrid.exponentOf]]), their summed length and the
- * keys' range. A task adds its rows, the driver merges the tasks' in partition order, and
- * [[values]] gives the nine statistics the grid expressions read, as Spark's aggregates would
- * (grouped per exponent and side, then a weighted `percentile`, `bit_or`, `sum`, `min`, `max`),
- * NULLs included:
+ * keys' range. A task adds its rows and sends them as longs ([[toLongs]]), the driver merges the
+ * tasks' in partition order, and [[values]] gives the nine statistics the grid expressions read,
+ * as Spark's aggregates would (grouped per exponent and side, then a weighted `percentile`,
+ * `bit_or`, `sum`, `min`, `max`), NULLs included:
  * {{{
  *   task 1: add(side, exponent, length, start, end) per row ─┐
  *   task 2: ...                                               ├─ merge ─> values: percentile,
@@ -17,7 +17,7 @@ package rangejoin.bins
  *
  * No Spark here: [[rangejoin.execution.BinGridExec]] feeds it rows.
  */
-private[rangejoin] final class SpanStatistics extends Serializable {
+private[rangejoin] final class SpanStatistics {
   import SpanStatistics._
 
   // By side (0 left, 1 right), then exponent (0 to 63).
@@ -46,6 +46,25 @@ private[rangejoin] final class SpanStatistics extends Serializable {
     }
   }
 
+  /**
+   * These statistics as longs, the form a task returns them in: primitive arrays in tuples, as
+   * Spark's own jobs return, serialize under any `spark.serializer` (Kryo with
+   * `spark.kryo.registrationRequired` refuses a class of rangejoin's).
+   */
+  def toLongs: Array[Long] = {
+    val out = new Array[Long](Encoded)
+    for (side <- 0 to 1) {
+      System.arraycopy(counts(side), 0, out, side * Exponents, Exponents)
+      out(2 * Exponents + side) = rows(side)
+      out(2 * Exponents + 2 + side) = java.lang.Double.doubleToRawLongBits(summed(side))
+      out(2 * Exponents + 4 + side) = if (hasLength(side)) 1L else 0L
+    }
+    out(2 * Exponents + 6) = lowest
+    out(2 * Exponents + 7) = highest
+    out(2 * Exponents + 8) = if (hasRange) 1L else 0L
+    out
+  }
+
   /** Adds `other`'s counts to these (the driver, in partition order: the sums' order is fixed). */
   def merge(other: SpanStatistics): SpanStatistics = {
     for (side <- 0 to 1) {
@@ -60,6 +79,19 @@ private[rangejoin] final class SpanStatistics extends Serializable {
       hasRange = true
     }
     this
+  }
+
+  private def load(side: Int, sideCounts: Array[Long], sideRows: Long, sideSummed: Double, sideHasLength: Boolean): Unit = {
+    System.arraycopy(sideCounts, 0, counts(side), 0, Exponents)
+    rows(side) = sideRows
+    summed(side) = sideSummed
+    hasLength(side) = sideHasLength
+  }
+
+  private def loadRange(low: Long, high: Long): Unit = {
+    lowest = low
+    highest = high
+    hasRange = true
   }
 
   /**
@@ -87,6 +119,21 @@ private[rangejoin] final class SpanStatistics extends Serializable {
 }
 
 private[rangejoin] object SpanStatistics {
+
+  /** The statistics read back from [[SpanStatistics.toLongs]]. */
+  def fromLongs(in: Array[Long]): SpanStatistics = {
+    require(in.length == Encoded, s"span statistics of ${in.length} longs, not $Encoded")
+    val statistics = new SpanStatistics
+    for (side <- 0 to 1) {
+      val counts = in.slice(side * Exponents, (side + 1) * Exponents)
+      val (rows, hasLength) = (in(2 * Exponents + side), in(2 * Exponents + 4 + side) == 1L)
+      statistics.load(side, counts, rows, java.lang.Double.longBitsToDouble(in(2 * Exponents + 2 + side)), hasLength)
+    }
+    if (in(2 * Exponents + 8) == 1L) statistics.loadRange(in(2 * Exponents + 6), in(2 * Exponents + 7))
+    statistics
+  }
+
+  private val Encoded = 2 * 64 + 9
 
   /** Span exponents run from 0 to 63 ([[BinGrid.exponentOf]]). */
   val Exponents = 64

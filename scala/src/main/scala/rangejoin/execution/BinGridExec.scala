@@ -44,9 +44,9 @@ private[rangejoin] case class BinGridExec(inputs: Seq[Attribute], overlap: Boole
     val Seq(exponent, isLeft, length, start, end) =
       inputs.map(a => child.output.indexWhere(_.exprId == a.exprId))
     val perTask = child.execute().mapPartitions { rows =>
-      Iterator(BinGridExec.gather(rows, exponent, isLeft, length, start, end))
+      Iterator(Tuple1(BinGridExec.gather(rows, exponent, isLeft, length, start, end).toLongs))
     }.collect()
-    val statistics = perTask.foldLeft(new SpanStatistics)(_ merge _)
+    val statistics = perTask.foldLeft(new SpanStatistics)((all, task) => all.merge(SpanStatistics.fromLongs(task._1)))
     val value = BinGridExec.gridOf(overlap).eval(new GenericInternalRow(statistics.values))
     UnsafeProjection.create(Array[DataType](grid.dataType)).apply(new GenericInternalRow(Array[Any](value))).copy()
   }

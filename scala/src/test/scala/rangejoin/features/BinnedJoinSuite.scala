@@ -236,7 +236,7 @@ class BinnedJoinSuite extends RangeJoinQueries {
     assert(collectWithSubqueries(hinted.queryExecution.executedPlan) { case g: BinGridExec => g }.isEmpty)
   }
 
-  test("the grid's statistics are Spark's aggregates of the same rows, NULLs and empty sides included") {
+  test("the grid's statistics are Spark's aggregates of the same rows, NULLs and empty sides included, sent through Kryo") {
     // What BinnedRangeJoin computed with Spark's aggregates before BinGridOf: per (exponent,
     // side), then a weighted percentile, bit masks, sums, min and max.
     val aggregates =
@@ -247,6 +247,8 @@ class BinnedJoinSuite extends RangeJoinQueries {
     val schema = StructType(Seq(StructField("e", IntegerType), StructField("l", BooleanType),
       StructField("len", DoubleType), StructField("s", LongType), StructField("en", LongType)))
     val rnd = new Random(11)
+    val kryo = new org.apache.spark.serializer.KryoSerializer(
+      new org.apache.spark.SparkConf().set("spark.kryo.registrationRequired", "true")).newInstance()
     // (rows of the left side, of the right, share of them with no interval)
     val shapes = Seq((0, 0, 0.0), (5, 0, 0.0), (0, 5, 0.0), (5, 5, 1.0), (4, 0, 1.0), (0, 3, 1.0), (6, 2, 0.5),
       (1, 1, 0.0), (200, 50, 0.1), (3000, 700, 0.2), (50, 3000, 0.0))
@@ -264,11 +266,13 @@ class BinnedJoinSuite extends RangeJoinQueries {
       }
       spark.createDataFrame(spark.sparkContext.parallelize(rnd.shuffle(rows), 3), schema).createOrReplaceTempView("spans")
       val expected = sql(aggregates).collect().head.toSeq
-      // As BinGridExec gathers them: by task, merged in order.
+      // As BinGridExec gathers them: by task, sent as longs in tuples (through Kryo that
+      // requires registration: Spark registers those, not rangejoin's classes), merged in order.
       val tasks = rnd.shuffle(rows).grouped(math.max(1, rows.size / 3)).map { part =>
-        BinGridExec.gather(part.iterator.map(r => new GenericInternalRow(r.toSeq.toArray[Any])), 0, 1, 2, 3, 4)
-      }
-      val actual = tasks.foldLeft(new SpanStatistics)(_ merge _).values.toSeq
+        Tuple1(BinGridExec.gather(part.iterator.map(r => new GenericInternalRow(r.toSeq.toArray[Any])), 0, 1, 2, 3, 4).toLongs)
+      }.toArray
+      val sent = kryo.deserialize[Array[Tuple1[Array[Long]]]](kryo.serialize(tasks))
+      val actual = sent.foldLeft(new SpanStatistics)((all, t) => all.merge(SpanStatistics.fromLongs(t._1))).values.toSeq
       val context = s"$nLeft left, $nRight right, $none without an interval, exponents $exponents: $actual, $expected"
       // The percentile to within rounding (Spark's lines interpolate in different orders), the rest exactly.
       assert(actual.tail == expected.tail, context)
