@@ -17,18 +17,21 @@ package rangejoin.bins
  *
  * No Spark here: [[rangejoin.execution.BinGridExec]] feeds it rows.
  */
-private[rangejoin] final class SpanStatistics {
+private[rangejoin] final class SpanStatistics private (
+    // By side (0 left, 1 right), then exponent (0 to 63). An interval's length, start and end are
+    // added exactly where its exponent is counted, so a side's counts say whether it has any.
+    private val counts: Array[Array[Long]],
+    // Rows seen of each side, exponent or not: a side with rows is a group to Spark's aggregates.
+    private val rows: Array[Long],
+    private val summed: Array[Double],
+    private var lowest: Long,
+    private var highest: Long) {
   import SpanStatistics._
 
-  // By side (0 left, 1 right), then exponent (0 to 63).
-  private val counts = Array.fill(2)(new Array[Long](Exponents))
-  // Rows seen of each side, exponent or not: a side with rows is a group to Spark's aggregates.
-  private val rows = new Array[Long](2)
-  private val summed = new Array[Double](2)
-  private val hasLength = new Array[Boolean](2)
-  private var lowest = Long.MaxValue
-  private var highest = Long.MinValue
-  private var hasRange = false
+  def this() = this(Array.fill(2)(new Array[Long](SpanStatistics.Exponents)), new Array[Long](2), new Array[Double](2),
+    Long.MaxValue, Long.MinValue)
+
+  private def intervals(side: Int): Long = counts(side).sum
 
   /**
    * One interval of `side` (0 left, 1 right): its span exponent, or -1 for none (a NULL bound or
@@ -39,10 +42,8 @@ private[rangejoin] final class SpanStatistics {
     if (exponent >= 0) {
       counts(side)(exponent) += 1
       summed(side) += length
-      hasLength(side) = true
       if (start < lowest) lowest = start
       if (end > highest) highest = end
-      hasRange = true
     }
   }
 
@@ -51,19 +52,8 @@ private[rangejoin] final class SpanStatistics {
    * Spark's own jobs return, serialize under any `spark.serializer` (Kryo with
    * `spark.kryo.registrationRequired` refuses a class of rangejoin's).
    */
-  def toLongs: Array[Long] = {
-    val out = new Array[Long](Encoded)
-    for (side <- 0 to 1) {
-      System.arraycopy(counts(side), 0, out, side * Exponents, Exponents)
-      out(2 * Exponents + side) = rows(side)
-      out(2 * Exponents + 2 + side) = java.lang.Double.doubleToRawLongBits(summed(side))
-      out(2 * Exponents + 4 + side) = if (hasLength(side)) 1L else 0L
-    }
-    out(2 * Exponents + 6) = lowest
-    out(2 * Exponents + 7) = highest
-    out(2 * Exponents + 8) = if (hasRange) 1L else 0L
-    out
-  }
+  def toLongs: Array[Long] =
+    counts(0) ++ counts(1) ++ rows ++ summed.map(java.lang.Double.doubleToRawLongBits) ++ Array(lowest, highest)
 
   /** Adds `other`'s counts to these (the driver, in partition order: the sums' order is fixed). */
   def merge(other: SpanStatistics): SpanStatistics = {
@@ -71,27 +61,10 @@ private[rangejoin] final class SpanStatistics {
       for (e <- 0 until Exponents) counts(side)(e) += other.counts(side)(e)
       rows(side) += other.rows(side)
       summed(side) += other.summed(side)
-      hasLength(side) |= other.hasLength(side)
     }
-    if (other.hasRange) {
-      lowest = math.min(lowest, other.lowest)
-      highest = math.max(highest, other.highest)
-      hasRange = true
-    }
+    lowest = math.min(lowest, other.lowest)
+    highest = math.max(highest, other.highest)
     this
-  }
-
-  private def load(side: Int, sideCounts: Array[Long], sideRows: Long, sideSummed: Double, sideHasLength: Boolean): Unit = {
-    System.arraycopy(sideCounts, 0, counts(side), 0, Exponents)
-    rows(side) = sideRows
-    summed(side) = sideSummed
-    hasLength(side) = sideHasLength
-  }
-
-  private def loadRange(low: Long, high: Long): Unit = {
-    lowest = low
-    highest = high
-    hasRange = true
   }
 
   /**
@@ -102,13 +75,14 @@ private[rangejoin] final class SpanStatistics {
    */
   def values: Array[Any] = {
     val any = rows(0) + rows(1) > 0
+    val hasRange = intervals(0) + intervals(1) > 0
     // Spark's per-side aggregates read If(side, value, 0) over the groups: the other side's
     // groups give 0, so a side's value is NULL only where the other side has no rows either.
     def levels(side: Int): Any = {
       val mask = (0 until Exponents).filter(counts(side)(_) > 0).foldLeft(0L)((m, e) => m | (1L << e))
       if (mask == 0L && rows(1 - side) == 0) null else mask
     }
-    def length(side: Int): Any = if (!hasLength(side) && rows(1 - side) == 0) null else summed(side)
+    def length(side: Int): Any = if (intervals(side) == 0 && rows(1 - side) == 0) null else summed(side)
     Array[Any](
       percentile(Array.tabulate(Exponents)(e => counts(0)(e) + counts(1)(e)), Percentile).orNull,
       levels(0), levels(1),
@@ -123,17 +97,13 @@ private[rangejoin] object SpanStatistics {
   /** The statistics read back from [[SpanStatistics.toLongs]]. */
   def fromLongs(in: Array[Long]): SpanStatistics = {
     require(in.length == Encoded, s"span statistics of ${in.length} longs, not $Encoded")
-    val statistics = new SpanStatistics
-    for (side <- 0 to 1) {
-      val counts = in.slice(side * Exponents, (side + 1) * Exponents)
-      val (rows, hasLength) = (in(2 * Exponents + side), in(2 * Exponents + 4 + side) == 1L)
-      statistics.load(side, counts, rows, java.lang.Double.longBitsToDouble(in(2 * Exponents + 2 + side)), hasLength)
-    }
-    if (in(2 * Exponents + 8) == 1L) statistics.loadRange(in(2 * Exponents + 6), in(2 * Exponents + 7))
-    statistics
+    val at = 2 * Exponents
+    new SpanStatistics(Array(in.slice(0, Exponents), in.slice(Exponents, at)), in.slice(at, at + 2),
+      in.slice(at + 2, at + 4).map(java.lang.Double.longBitsToDouble), in(at + 4), in(at + 5))
   }
 
-  private val Encoded = 2 * 64 + 9
+  // Counts, rows, summed lengths' bits, lowest, highest.
+  private val Encoded = 2 * 64 + 6
 
   /** Span exponents run from 0 to 63 ([[BinGrid.exponentOf]]). */
   val Exponents = 64
