@@ -38,12 +38,13 @@ STAGES = ("large map", "small map", "join", "other")
 
 
 def kind(stage) -> str:
-    """Which of STAGES a completed stage is, by the rows it reads and writes."""
-    if stage.shuffleReadRecords() > 100_000:
+    """Which of STAGES a completed stage is, by the rows it reads and the bytes it shuffles
+    (bytes, not records: rangejoin's binned joins shuffle chunks of many rows each)."""
+    if stage.shuffleReadBytes() > 1_000_000:
         return "join"
     if stage.inputRecords() >= 1_000_000:
         return "large map"
-    if stage.shuffleWriteRecords() > 100_000:
+    if stage.shuffleWriteBytes() > 1_000_000:
         return "small map"
     return "other"
 

@@ -5,8 +5,8 @@ import java.util.{Collections, WeakHashMap}
 import org.apache.spark.SPARK_VERSION
 import org.apache.spark.sql.{SparkSession, SparkSessionExtensions, SparkSessionExtensionsProvider}
 
-import rangejoin.bins.BinnedRangeJoin
-import rangejoin.planning.{AsOfFilterPushdown, AsOfJoinRule, AsOfJoinStrategy, BinGridStrategy, KeyedExistence, RangeJoinHintNames, RangeJoinHints, RangeJoinStrategy}
+import rangejoin.bins.{BinnedRangeJoin, ChunkedBinShuffle}
+import rangejoin.planning.{AsOfFilterPushdown, AsOfJoinRule, AsOfJoinStrategy, BinChunksStrategy, BinGridStrategy, KeyedExistence, RangeJoinHintNames, RangeJoinHints, RangeJoinStrategy}
 import rangejoin.shims.SessionShims
 
 /**
@@ -35,6 +35,9 @@ class RangeJoinExtensions extends SparkSessionExtensionsProvider {
       extensions.injectOptimizerRule(_ => BinnedRangeJoin)
       // Runs those joins' grid subqueries in one job of one stage.
       extensions.injectPlannerStrategy(_ => BinGridStrategy)
+      // Shuffles their sides in chunks of many rows (once the optimizer has pruned their columns).
+      extensions.injectPreCBORule(_ => ChunkedBinShuffle)
+      extensions.injectPlannerStrategy(_ => BinChunksStrategy)
       // Reduces the subquery side of keyed semi, anti and existence joins with one inequality to
       // each key's extreme, for Spark's own aggregate and join (the fast path, with keys).
       extensions.injectOptimizerRule(_ => KeyedExistence)

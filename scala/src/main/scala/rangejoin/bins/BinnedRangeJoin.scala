@@ -294,4 +294,10 @@ private[rangejoin] object BinnedRangeJoin extends Rule[LogicalPlan] {
 
   private def isRewritten(condition: Expression): Boolean =
     condition.references.exists(_.metadata.contains(BinMarker))
+
+  /** Whether `e` is a bin column this rule made (a bin key or a copy's flag). */
+  def isBin(e: Expression): Boolean = e match {
+    case a: Attribute => a.metadata.contains(BinMarker)
+    case _ => false
+  }
 }

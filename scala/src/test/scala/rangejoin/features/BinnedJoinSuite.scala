@@ -12,7 +12,10 @@ import org.apache.spark.sql.types._
 
 import rangejoin.RangeJoinConf
 import rangejoin.bins.SpanStatistics
-import rangejoin.execution.{BinGridExec, ShuffledPiecewiseMergeJoinExec}
+import org.apache.spark.sql.execution.InputAdapter
+import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike
+
+import rangejoin.execution.{BinChunksExec, BinGridExec, BinUnchunkExec, ShuffledPiecewiseMergeJoinExec}
 /**
  * Band and interval joins with no side to broadcast, which rangejoin rewrites into Spark's own
  * equi-join on bins (BinnedRangeJoin): which joins are rewritten and which are left as they were,
@@ -221,6 +224,35 @@ class BinnedJoinSuite extends RangeJoinQueries {
       assert(df.collect().toSeq.map(_.toString).sorted == expected)
       noCartesian(df)
     }
+  }
+
+  test("both sides are shuffled in chunks, and Spark adds no exchange of its own, AQE on and off") {
+    for (q <- Seq("SELECT * FROM bpt JOIN biv ON bpt.x BETWEEN biv.lo AND biv.hi",
+                  "SELECT * FROM bpt JOIN biv ON bpt.lo2 < biv.hi AND biv.lo < bpt.hi2",
+                  "SELECT * FROM bpt LEFT JOIN biv ON bpt.x BETWEEN biv.lo AND biv.hi",
+                  "SELECT * FROM bpt FULL JOIN biv ON bpt.lo2 < biv.hi AND biv.lo < bpt.hi2");
+         aqe <- Seq("true", "false");
+         // Many partitions, coalesced by adaptive execution (both sides alike) where it is on.
+         partitions <- Seq("1", "7", "50")) {
+      val df = rewritten(q, SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe, SQLConf.SHUFFLE_PARTITIONS.key -> partitions)
+      val plan = df.queryExecution.executedPlan
+      val chunks = collect(plan) { case c: BinChunksExec => c }
+      assert(chunks.size >= 2 && chunks.forall(_.numPartitions == partitions.toInt), plan.toString)
+      // Each side of each binned join (an outer join's pairs are read twice) comes out of the
+      // chunks, and every exchange below it is the chunks' own: none re-partitions its rows.
+      val joins = collect(plan) { case j: ShuffledPiecewiseMergeJoinExec => j }
+      assert(joins.nonEmpty, plan.toString)
+      for (join <- joins; side <- join.children.map { case a: InputAdapter => a.child; case c => c }) {
+        assert(side.isInstanceOf[BinUnchunkExec], plan.toString)
+        assert(collect(side) { case e: ShuffleExchangeLike => e }.forall(_.child.isInstanceOf[BinChunksExec]), plan.toString)
+      }
+    }
+    // Where a side is too large for a task, Spark's sort-merge join runs the bins: its own
+    // exchanges, which adaptive execution can split where skewed.
+    val spark = rewritten("SELECT * FROM bpt JOIN biv ON bpt.x BETWEEN biv.lo AND biv.hi",
+      RangeJoinConf.ShuffleMaxPartitionSize -> "-1")
+    assert(collect(spark.queryExecution.executedPlan) { case c: BinChunksExec => c }.isEmpty)
+    assert(collect(spark.queryExecution.executedPlan) { case j: SortMergeJoinExec => j }.nonEmpty)
   }
 
   test("the grid subquery runs as one RangeJoinBinGrid node, with the hint's grid still an aggregate") {

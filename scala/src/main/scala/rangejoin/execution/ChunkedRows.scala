@@ -1,0 +1,176 @@
+package rangejoin.execution
+
+import java.util.concurrent.ConcurrentHashMap
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression, GenericInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
+import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
+import org.apache.spark.sql.types.IntegerType
+import org.apache.spark.unsafe.Platform
+
+/**
+ * Rows packed into chunks by target partition, and back: what [[BinChunksExec]] and
+ * [[BinUnchunkExec]] do, with no plan in it.
+ * {{{
+ *   chunk of partition p:   | size 8 B | row bytes | size | row bytes | ...   (each row 8-aligned)
+ *   shuffled row:           (key of p, chunk)        Spark's hash of the key sends it to p
+ * }}}
+ */
+private[rangejoin] object ChunkedRows {
+
+  /** Bytes buffered a task for all partitions' chunks, shared out among them... */
+  val TaskBytes: Int = 4 << 20
+  /** ...but each chunk at least this and at most that. */
+  val MinChunkBytes: Int = 4 << 10
+  val MaxChunkBytes: Int = 256 << 10
+
+  def chunkBytes(numPartitions: Int): Int =
+    math.max(MinChunkBytes, math.min(MaxChunkBytes, TaskBytes / math.max(1, numPartitions)))
+
+  private val keysCache = new ConcurrentHashMap[Integer, Array[Int]]()
+
+  /**
+   * For each partition `p` of `numPartitions`, an int that Spark's hash partitioning of one int
+   * column sends to `p` (the exchange's own expression evaluated, so the same by construction).
+   * A search over 0, 1, 2, ...: about `n ln n` tries for `n` partitions.
+   */
+  def partitionKeys(numPartitions: Int): Array[Int] = keysCache.computeIfAbsent(numPartitions, _ => {
+    val partitionOf = HashPartitioning(Seq(BoundReference(0, IntegerType, nullable = false)), numPartitions)
+      .partitionIdExpression
+    val keys = Array.fill(numPartitions)(-1)
+    var found = 0
+    var k = 0
+    val row = new GenericInternalRow(1)
+    while (found < numPartitions) {
+      row.update(0, k)
+      val p = partitionOf.eval(row).asInstanceOf[Int]
+      if (keys(p) < 0) { keys(p) = k; found += 1 }
+      k += 1
+    }
+    keys
+  })
+
+  /**
+   * `rows` as chunk rows `(partition key, chunk)`: each row to the chunk of the partition that
+   * `partitionId` (Spark's hash partitioning's expression over the rows) gives it; a chunk goes
+   * out when the next row would take it past `capacity` bytes, and every chunk left at the end.
+   * A chunk row stays valid until the next is asked for, `hasNext` included.
+   */
+  final class Chunker(
+      rows: Iterator[InternalRow],
+      partitionId: Expression,
+      numPartitions: Int,
+      capacity: Int,
+      toUnsafe: UnsafeProjection) extends Iterator[InternalRow] {
+
+    private[this] val keys = partitionKeys(numPartitions)
+    private[this] val buffers = new Array[Array[Byte]](numPartitions)
+    private[this] val used = new Array[Int](numPartitions)
+    // Two rows in turn: the one handed out stays valid while hasNext writes the next.
+    private[this] val writers = Array(new UnsafeRowWriter(2, capacity), new UnsafeRowWriter(2, capacity))
+    private[this] var writer = writers(0)
+    private[this] var ready = false
+    private[this] var flushed = 0
+
+    override def hasNext: Boolean = {
+      if (!ready) ready = nextChunk()
+      ready
+    }
+
+    override def next(): InternalRow = {
+      if (!hasNext) throw new NoSuchElementException
+      ready = false
+      writer.getRow
+    }
+
+    private def nextChunk(): Boolean = {
+      while (rows.hasNext) {
+        val row = rows.next() match {
+          case u: UnsafeRow => u
+          case other => toUnsafe(other)
+        }
+        val p = partitionId.eval(row).asInstanceOf[Int]
+        val size = 8 + row.getSizeInBytes
+        val full = used(p) > 0 && used(p) + size > capacity
+        if (full) emit(p)
+        append(p, row, size)
+        if (full) return true
+      }
+      while (flushed < numPartitions) {
+        val p = flushed
+        flushed += 1
+        if (used(p) > 0) { emit(p); return true }
+      }
+      false
+    }
+
+    private def append(p: Int, row: UnsafeRow, size: Int): Unit = {
+      var buffer = buffers(p)
+      if (buffer == null || used(p) + size > buffer.length) {
+        val grown = new Array[Byte](math.max(used(p) + size, if (buffer == null) math.min(capacity, 1 << 12) else buffer.length * 2))
+        if (buffer != null) System.arraycopy(buffer, 0, grown, 0, used(p))
+        buffer = grown
+        buffers(p) = buffer
+      }
+      Platform.putLong(buffer, Platform.BYTE_ARRAY_OFFSET + used(p), row.getSizeInBytes)
+      row.writeToMemory(buffer, Platform.BYTE_ARRAY_OFFSET + used(p) + 8)
+      used(p) += size
+    }
+
+    private def emit(p: Int): Unit = {
+      writer = if (writer eq writers(0)) writers(1) else writers(0)
+      writer.reset()
+      writer.write(0, keys(p))
+      writer.write(1, buffers(p), 0, used(p))
+      used(p) = 0
+    }
+  }
+
+  /**
+   * The rows of `chunks` (chunk rows, as [[Chunker]] makes them), one reused row of `width`
+   * fields pointed at each in turn. Each chunk is copied out of its row into one of two buffers,
+   * in turn: a shuffle reuses its row's bytes for the next chunk, and a row handed out stays
+   * valid until the next is asked for, `hasNext` included (which reads the next chunk).
+   */
+  final class Unchunker(chunks: Iterator[InternalRow], width: Int) extends Iterator[InternalRow] {
+    private[this] val out = new UnsafeRow(width)
+    private[this] val buffers = Array(new Array[Byte](1 << 12), new Array[Byte](1 << 12))
+    private[this] var current = 0
+    private[this] var at = 0
+    private[this] var end = 0
+
+    override def hasNext: Boolean = {
+      while (at >= end) {
+        if (!chunks.hasNext) return false
+        load(chunks.next())
+      }
+      true
+    }
+
+    private def load(chunk: InternalRow): Unit = {
+      current = 1 - current
+      val (base, offset, size) = chunk match {
+        case u: UnsafeRow =>
+          val offsetAndSize = u.getLong(1)
+          (u.getBaseObject, u.getBaseOffset + (offsetAndSize >>> 32), offsetAndSize.toInt)
+        case other =>
+          val bytes = other.getBinary(1)
+          (bytes, Platform.BYTE_ARRAY_OFFSET.toLong, bytes.length)
+      }
+      if (buffers(current).length < size) buffers(current) = new Array[Byte](math.max(size, buffers(current).length * 2))
+      Platform.copyMemory(base, offset, buffers(current), Platform.BYTE_ARRAY_OFFSET, size)
+      at = 0
+      end = size
+    }
+
+    override def next(): InternalRow = {
+      if (!hasNext) throw new NoSuchElementException
+      val buffer = buffers(current)
+      val size = Platform.getLong(buffer, Platform.BYTE_ARRAY_OFFSET + at).toInt
+      out.pointTo(buffer, Platform.BYTE_ARRAY_OFFSET + at + 8, size)
+      at += 8 + size
+      out
+    }
+  }
+}
