@@ -41,7 +41,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 PMJ = "PiecewiseMergeJoin"
 # A join rangejoin runs as Spark's own equi-join on bins shows its bin generators
-# (RangeJoinPointBins, RangeJoinIntervalBins, RangeJoinOverlapBins) under it (W12).
+# (RangeJoinPointBins, RangeJoinIntervalBins, RangeJoinOverlapBins) and its chunked shuffle
+# (RangeJoinBinChunks) under it (W12).
 BINS = "RangeJoin"
 NESTED_LOOPS = ("CartesianProduct", "BroadcastNestedLoopJoin")
 # The indexes a PiecewiseMergeJoin names in EXPLAIN (see docs/design.md).
