@@ -52,51 +52,30 @@ private[rangejoin] object ChunkedRows {
   })
 
   /**
-   * `rows` as chunk rows `(partition key, chunk)`: each row to the chunk of the partition that
-   * `partitionId` (Spark's hash partitioning's expression over the rows) gives it; a chunk goes
-   * out when the next row would take it past `capacity` bytes, and every chunk left at the end.
-   * A chunk row stays valid until the next is asked for, `hasNext` included.
+   * Chunks being filled, one a partition of `numPartitions`: a row [[add]]ed to its partition's
+   * chunk, a chunk sent out (as the [[chunk]] row `(partition key, chunk)`) when the next row
+   * would take it past `capacity` bytes, and at the end every chunk left ([[flushNext]]). Two
+   * chunk rows in turn: the one handed out stays valid while the next is written.
    */
-  final class Chunker(
-      rows: Iterator[InternalRow],
-      partitionId: Expression,
-      numPartitions: Int,
-      capacity: Int,
-      toUnsafe: UnsafeProjection) extends Iterator[InternalRow] {
-
+  final class ChunkSink(numPartitions: Int, capacity: Int) {
     private[this] val keys = partitionKeys(numPartitions)
     private[this] val buffers = new Array[Array[Byte]](numPartitions)
     private[this] val used = new Array[Int](numPartitions)
-    // Two rows in turn: the one handed out stays valid while hasNext writes the next.
     private[this] val writers = Array(new UnsafeRowWriter(2, capacity), new UnsafeRowWriter(2, capacity))
     private[this] var writer = writers(0)
-    private[this] var ready = false
     private[this] var flushed = 0
 
-    override def hasNext: Boolean = {
-      if (!ready) ready = nextChunk()
-      ready
+    /** Adds `row` to partition `p`'s chunk; true if that sent the chunk before it out. */
+    def add(p: Int, row: UnsafeRow): Boolean = {
+      val size = 8 + row.getSizeInBytes
+      val full = used(p) > 0 && used(p) + size > capacity
+      if (full) emit(p)
+      append(p, row, size)
+      full
     }
 
-    override def next(): InternalRow = {
-      if (!hasNext) throw new NoSuchElementException
-      ready = false
-      writer.getRow
-    }
-
-    private def nextChunk(): Boolean = {
-      while (rows.hasNext) {
-        val row = rows.next() match {
-          case u: UnsafeRow => u
-          case other => toUnsafe(other)
-        }
-        val p = partitionId.eval(row).asInstanceOf[Int]
-        val size = 8 + row.getSizeInBytes
-        val full = used(p) > 0 && used(p) + size > capacity
-        if (full) emit(p)
-        append(p, row, size)
-        if (full) return true
-      }
+    /** Sends out the next chunk left once every row is in; false when none is left. */
+    def flushNext(): Boolean = {
       while (flushed < numPartitions) {
         val p = flushed
         flushed += 1
@@ -104,6 +83,9 @@ private[rangejoin] object ChunkedRows {
       }
       false
     }
+
+    /** The chunk last sent out. */
+    def chunk(): UnsafeRow = writer.getRow
 
     private def append(p: Int, row: UnsafeRow, size: Int): Unit = {
       var buffer = buffers(p)
@@ -124,6 +106,44 @@ private[rangejoin] object ChunkedRows {
       writer.write(0, keys(p))
       writer.write(1, buffers(p), 0, used(p))
       used(p) = 0
+    }
+  }
+
+  /**
+   * `rows` as chunk rows through a [[ChunkSink]], each row to the partition `partitionId`
+   * (Spark's hash partitioning's expression over the rows) gives it; a chunk row stays valid
+   * until the next is asked for, `hasNext` included. (Generated code calls the sink itself.)
+   */
+  final class Chunker(
+      rows: Iterator[InternalRow],
+      partitionId: Expression,
+      numPartitions: Int,
+      capacity: Int,
+      toUnsafe: UnsafeProjection) extends Iterator[InternalRow] {
+
+    private[this] val sink = new ChunkSink(numPartitions, capacity)
+    private[this] var ready = false
+
+    override def hasNext: Boolean = {
+      if (!ready) ready = nextChunk()
+      ready
+    }
+
+    override def next(): InternalRow = {
+      if (!hasNext) throw new NoSuchElementException
+      ready = false
+      sink.chunk()
+    }
+
+    private def nextChunk(): Boolean = {
+      while (rows.hasNext) {
+        val row = rows.next() match {
+          case u: UnsafeRow => u
+          case other => toUnsafe(other)
+        }
+        if (sink.add(partitionId.eval(row).asInstanceOf[Int], row)) return true
+      }
+      sink.flushNext()
     }
   }
 

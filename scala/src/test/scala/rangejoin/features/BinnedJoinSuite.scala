@@ -12,7 +12,7 @@ import org.apache.spark.sql.types._
 
 import rangejoin.RangeJoinConf
 import rangejoin.bins.SpanStatistics
-import org.apache.spark.sql.execution.InputAdapter
+import org.apache.spark.sql.execution.{InputAdapter, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike
 
 import rangejoin.execution.{BinChunksExec, BinGridExec, BinUnchunkExec, ShuffledPiecewiseMergeJoinExec}
@@ -232,19 +232,26 @@ class BinnedJoinSuite extends RangeJoinQueries {
                   "SELECT * FROM bpt LEFT JOIN biv ON bpt.x BETWEEN biv.lo AND biv.hi",
                   "SELECT * FROM bpt FULL JOIN biv ON bpt.lo2 < biv.hi AND biv.lo < bpt.hi2");
          aqe <- Seq("true", "false");
-         // Many partitions, coalesced by adaptive execution (both sides alike) where it is on.
-         partitions <- Seq("1", "7", "50")) {
-      val df = rewritten(q, SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe, SQLConf.SHUFFLE_PARTITIONS.key -> partitions)
+         // Many partitions, coalesced by adaptive execution (both sides alike) where it is on;
+         // the chunks filled in generated code, and by the node's own iterator.
+         (partitions, codegen) <- Seq("1" -> true, "7" -> true, "50" -> true, "7" -> false)) {
+      val df = rewritten(q, SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe, SQLConf.SHUFFLE_PARTITIONS.key -> partitions,
+        SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> codegen.toString)
       val plan = df.queryExecution.executedPlan
       val chunks = collect(plan) { case c: BinChunksExec => c }
       assert(chunks.size >= 2 && chunks.forall(_.numPartitions == partitions.toInt), plan.toString)
+      // Each at the top of its generated stage, under the exchange.
+      val generated = collect(plan) { case w: WholeStageCodegenExec if w.child.isInstanceOf[BinChunksExec] => w }
+      assert(generated.size == (if (codegen) chunks.size else 0), plan.toString)
       // Each side of each binned join (an outer join's pairs are read twice) comes out of the
       // chunks, and every exchange below it is the chunks' own: none re-partitions its rows.
       val joins = collect(plan) { case j: ShuffledPiecewiseMergeJoinExec => j }
       assert(joins.nonEmpty, plan.toString)
       for (join <- joins; side <- join.children.map { case a: InputAdapter => a.child; case c => c }) {
         assert(side.isInstanceOf[BinUnchunkExec], plan.toString)
-        assert(collect(side) { case e: ShuffleExchangeLike => e }.forall(_.child.isInstanceOf[BinChunksExec]), plan.toString)
+        val below = collect(side) { case e: ShuffleExchangeLike => e.child }
+          .map { case w: WholeStageCodegenExec => w.child; case c => c }
+        assert(below.forall(_.isInstanceOf[BinChunksExec]), plan.toString)
       }
     }
     // Where a side is too large for a task, Spark's sort-merge join runs the bins: its own
@@ -253,6 +260,33 @@ class BinnedJoinSuite extends RangeJoinQueries {
       RangeJoinConf.ShuffleMaxPartitionSize -> "-1")
     assert(collect(spark.queryExecution.executedPlan) { case c: BinChunksExec => c }.isEmpty)
     assert(collect(spark.queryExecution.executedPlan) { case j: SortMergeJoinExec => j }.nonEmpty)
+  }
+
+  test("chunks filled in generated code as the rows come, over sides that are unions, as stock Spark") {
+    // 2 partitions: chunks of 256 KB, full every ~6,500 rows of 40 bytes, ~4 times in each task's
+    // partition, so the generated loop stops with chunks in its buffer and resumes, inside a
+    // union's child (a method of its own) as well.
+    sql("""CREATE OR REPLACE TEMP VIEW upt AS
+          |SELECT id AS pid, (id * 7919) % 300000 AS x FROM range(0, 100000, 1, 2) UNION ALL
+          |SELECT id AS pid, (id * 7919) % 300000 AS x FROM range(100000, 200000, 1, 2)""".stripMargin)
+    sql("""CREATE OR REPLACE TEMP VIEW uiv AS
+          |SELECT id AS iid, (id * 104729) % 300000 AS lo, (id * 104729) % 300000 + id % 5 AS hi FROM range(0, 50000, 1, 2)
+          |UNION ALL
+          |SELECT id AS iid, (id * 104729) % 300000 AS lo, (id * 104729) % 300000 + id % 5 AS hi FROM range(50000, 100000, 1, 2)
+          |""".stripMargin)
+    val checksum = "count(*), sum(xxhash64(pid, iid) % 1000000007)"
+    // Stock Spark's plan is a cartesian product: its answer from an equi-join on each offset.
+    val expected = stock(sql(s"""SELECT $checksum FROM upt JOIN
+        |(SELECT *, explode(sequence(0, 4)) AS d FROM uiv) i ON x = lo + d AND x <= hi""".stripMargin).collect()).toSeq
+    for (aqe <- Seq("true", "false")) {
+      withConf(noBroadcast ++ Seq(SQLConf.SHUFFLE_PARTITIONS.key -> "2", SQLConf.ADAPTIVE_EXECUTION_ENABLED.key -> aqe): _*) {
+        val df = sql(s"SELECT $checksum FROM upt JOIN uiv ON x BETWEEN lo AND hi")
+        assert(df.collect().toSeq == expected, s"AQE $aqe")
+        val plan = df.queryExecution.executedPlan
+        assert(collect(plan) { case w: WholeStageCodegenExec if w.child.isInstanceOf[BinChunksExec] => w }.size == 2,
+          plan.toString)
+      }
+    }
   }
 
   test("the grid subquery runs as one RangeJoinBinGrid node, with the hint's grid still an aggregate") {
