@@ -56,7 +56,8 @@ private[rangejoin] case class BinChunksExec(
   override protected def doProduce(ctx: CodegenContext): String = {
     val sinkClass = classOf[ChunkedRows.ChunkSink].getName
     sink = ctx.addMutableState(sinkClass, "chunkSink",
-      v => s"$v = new $sinkClass($numPartitions, ${ChunkedRows.chunkBytes(numPartitions)});", forceInline = true)
+      v => s"$v = ${ChunkedRows.getClass.getName.stripSuffix("$")}.hashSink($numPartitions, ${ChunkedRows.chunkBytes(numPartitions)});",
+      forceInline = true)
     consumed = ctx.addMutableState(CodeGenerator.JAVA_BOOLEAN, "chunksConsumed", forceInline = true)
     val chunkRow = ctx.freshName("chunk")
     // The child's loop stops whenever the buffer holds a chunk, and resumes on the next call. It

@@ -51,14 +51,21 @@ private[rangejoin] object ChunkedRows {
     keys
   })
 
+  /** A sink whose chunk rows carry keys Spark's hash partitioning sends to their partitions. */
+  def hashSink(numPartitions: Int, capacity: Int): ChunkSink = new ChunkSink(partitionKeys(numPartitions), capacity)
+
+  /** A sink whose chunk rows carry their partition's number (for a partitioner that reads it). */
+  def directSink(numPartitions: Int, capacity: Int): ChunkSink = new ChunkSink(Array.range(0, numPartitions), capacity)
+
   /**
-   * Chunks being filled, one a partition of `numPartitions`: a row [[add]]ed to its partition's
-   * chunk, a chunk sent out (as the [[chunk]] row `(partition key, chunk)`) when the next row
-   * would take it past `capacity` bytes, and at the end every chunk left ([[flushNext]]). Two
-   * chunk rows in turn: the one handed out stays valid while the next is written.
+   * Chunks being filled, one a partition (`keys.length` of them): a row [[add]]ed to its
+   * partition's chunk, a chunk sent out (as the [[chunk]] row `(keys(partition), chunk)`) when
+   * the next row would take it past `capacity` bytes, and at the end every chunk left
+   * ([[flushNext]]). Two chunk rows in turn: the one handed out stays valid while the next is
+   * written.
    */
-  final class ChunkSink(numPartitions: Int, capacity: Int) {
-    private[this] val keys = partitionKeys(numPartitions)
+  final class ChunkSink(keys: Array[Int], capacity: Int) {
+    private[this] val numPartitions = keys.length
     private[this] val buffers = new Array[Array[Byte]](numPartitions)
     private[this] val used = new Array[Int](numPartitions)
     private[this] val writers = Array(new UnsafeRowWriter(2, capacity), new UnsafeRowWriter(2, capacity))
@@ -121,7 +128,7 @@ private[rangejoin] object ChunkedRows {
       capacity: Int,
       toUnsafe: UnsafeProjection) extends Iterator[InternalRow] {
 
-    private[this] val sink = new ChunkSink(numPartitions, capacity)
+    private[this] val sink = hashSink(numPartitions, capacity)
     private[this] var ready = false
 
     override def hasNext: Boolean = {
@@ -142,6 +149,47 @@ private[rangejoin] object ChunkedRows {
           case other => toUnsafe(other)
         }
         if (sink.add(partitionId.eval(row).asInstanceOf[Int], row)) return true
+      }
+      sink.flushNext()
+    }
+  }
+
+  /**
+   * `(partition, row)` pairs, as a shuffle of rangejoin's own takes them, as `(partition, chunk
+   * row)` pairs through a [[directSink]]: the chunk's first field is its partition. Rows that
+   * are not UnsafeRows go through `toUnsafe`. A chunk row stays valid until the next is asked
+   * for, `hasNext` included; `copies`: each is a copy (for a shuffle that holds its records).
+   */
+  final class PairChunker(
+      pairs: Iterator[(Int, InternalRow)],
+      numPartitions: Int,
+      toUnsafe: () => UnsafeProjection,
+      copies: Boolean) extends Iterator[(Int, InternalRow)] {
+
+    private[this] val sink = directSink(numPartitions, chunkBytes(numPartitions))
+    private[this] lazy val unsafe = toUnsafe()
+    private[this] var ready = false
+
+    override def hasNext: Boolean = {
+      if (!ready) ready = nextChunk()
+      ready
+    }
+
+    override def next(): (Int, InternalRow) = {
+      if (!hasNext) throw new NoSuchElementException
+      ready = false
+      val chunk = sink.chunk()
+      (chunk.getInt(0), if (copies) chunk.copy() else chunk)
+    }
+
+    private def nextChunk(): Boolean = {
+      while (pairs.hasNext) {
+        val (p, row) = pairs.next()
+        val u = row match {
+          case u: UnsafeRow => u
+          case other => unsafe(other)
+        }
+        if (sink.add(p, u)) return true
       }
       sink.flushNext()
     }

@@ -81,28 +81,37 @@ private[rangejoin] case class TimeRangedPiecewiseMergeAsOfJoinExec(
     val carriedRows = longMetric("carriedRows")
 
     val partitioner = TimeRangedPiecewiseMergeAsOfJoinExec.RangePartitioner(numRanges)
+    // Each side's rows go through the shuffle in chunks of many rows, one record a chunk
+    // ([[ChunkedRows]]): the shuffle's cost a record (a length written and read through
+    // synchronized streams) is paid once a chunk, as the binned joins' chunks do.
     def shuffled(rows: RDD[InternalRow], keyed: Iterator[InternalRow] => Iterator[(Int, InternalRow)],
-        fields: Int): RDD[InternalRow] =
-      new ShuffledRDD[Int, InternalRow, InternalRow](rows.mapPartitions(keyed), partitioner)
-        .setSerializer(new UnsafeRowSerializer(fields)).map(_._2)
+        output: Seq[Attribute]): RDD[InternalRow] = {
+      val (n, fields) = (partitioner.numPartitions, output.size)
+      val chunks = rows.mapPartitions { it =>
+        new ChunkedRows.PairChunker(keyed(it), n, () => UnsafeProjection.create(output, output),
+          TimeRangedPiecewiseMergeAsOfJoinExec.copiesForShuffle(n))
+      }
+      new ShuffledRDD[Int, InternalRow, InternalRow](chunks, partitioner)
+        .setSerializer(new UnsafeRowSerializer(2)).map(_._2)
+        .mapPartitions(it => new ChunkedRows.Unchunker(it, fields))
+    }
     // A NULL time matches nothing: a left row goes anywhere (range 0), a right row nowhere.
     // Function values, not methods: a task's closure then holds what they read, not this plan.
+    // The rows are copied into their chunks as they come.
     val leftByRange: Iterator[InternalRow] => Iterator[(Int, InternalRow)] = { it =>
       val t = leftTime.evaluator()
-      val copies = TimeRangedPiecewiseMergeAsOfJoinExec.copiesForShuffle(partitioner.numPartitions)
-      it.map(row => (if (t.read(row)) ranges.of(t.value) else 0, if (copies) row.copy() else row))
+      it.map(row => (if (t.read(row)) ranges.of(t.value) else 0, row))
     }
     // Each task's right rows, then the ones it carries into the other ranges ([[RangeEdges]]).
     val rightByRange: Iterator[InternalRow] => Iterator[(Int, InternalRow)] = { it =>
       val t = rightTime.evaluator()
-      val copies = TimeRangedPiecewiseMergeAsOfJoinExec.copiesForShuffle(partitioner.numPartitions)
       val edges = new RangeEdges[InternalRow](ranges.count, backward, forward, _.copy())
       it.flatMap { row =>
         if (!t.read(row)) None
         else {
           val range = ranges.of(t.value)
           if (ranges.count > 1) edges.add(range, t.value, row)
-          Some((range, if (copies) row.copy() else row))
+          Some((range, row))
         }
       } ++ {
         val carried = edges.carried
@@ -110,7 +119,7 @@ private[rangejoin] case class TimeRangedPiecewiseMergeAsOfJoinExec(
         carried
       }
     }
-    (shuffled(leftRows, leftByRange, left.output.size), shuffled(rightRows, rightByRange, right.output.size))
+    (shuffled(leftRows, leftByRange, left.output), shuffled(rightRows, rightByRange, right.output))
   }
 
   protected override def doExecute(): RDD[InternalRow] = {

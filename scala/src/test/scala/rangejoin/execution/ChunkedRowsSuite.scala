@@ -92,6 +92,29 @@ class ChunkedRowsSuite extends AnyFunSuite with SharedAcrossSmokeLines {
     roundTrip(rows(500, rnd, 30), 2, 4096, asUnsafe = true, unsafeChunks = false)
   }
 
+  test("rangejoin's own shuffles: (partition, row) pairs as (partition, chunk) pairs, every row once") {
+    val rnd = new Random(5)
+    for (n <- Seq(1, 3, 300); copies <- Seq(false, true); asUnsafe <- Seq(true, false)) {
+      val input = rows(5000, rnd, 30)
+      val pairs = input.map(r => (rnd.nextInt(n), if (asUnsafe) toUnsafe(r).copy() else r))
+      val it = new ChunkedRows.PairChunker(pairs.iterator, n, () => toUnsafe, copies)
+      val chunks = Seq.newBuilder[(Int, InternalRow)]
+      var previous: InternalRow = null
+      while (it.hasNext) {
+        val (p, chunk) = it.next()
+        assert(chunk.getInt(0) == p)
+        if (copies) assert(!(chunk eq previous), "a copy each")
+        previous = chunk
+        chunks += ((p, chunk.copy()))
+      }
+      val byPartition = chunks.result().groupBy(_._1)
+      for (p <- 0 until n) {
+        val out = drain(new ChunkedRows.Unchunker(byPartition.getOrElse(p, Nil).map(_._2).iterator, schema.size))
+        assert(out == pairs.filter(_._1 == p).map(pr => toUnsafe(pr._2).copy()), s"partition $p of $n")
+      }
+    }
+  }
+
   test("the chunk size shares a task's budget among partitions, within bounds") {
     assert(ChunkedRows.chunkBytes(1) == ChunkedRows.MaxChunkBytes)
     assert(ChunkedRows.chunkBytes(200) == ChunkedRows.TaskBytes / 200)
