@@ -40,7 +40,9 @@ private[rangejoin] case class BinChunksExec(
     val (inputs, n, id) = (child.output, numPartitions, partitionId)
     val capacity = ChunkedRows.chunkBytes(n)
     child.execute().mapPartitions { rows =>
-      new ChunkedRows.Chunker(rows, id, n, capacity, UnsafeProjection.create(inputs, inputs))
+      // Spark's exchange above serializes each chunk as it takes it, as it does its own rows.
+      new ChunkedRows.Chunker(rows.map(row => (id.eval(row).asInstanceOf[Int], row)),
+        ChunkedRows.hashSink(n, capacity), () => UnsafeProjection.create(inputs, inputs), copies = false)
     }
   }
 

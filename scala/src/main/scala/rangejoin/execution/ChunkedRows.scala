@@ -3,7 +3,7 @@ package rangejoin.execution
 import java.util.concurrent.ConcurrentHashMap
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression, GenericInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
 import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
 import org.apache.spark.sql.types.IntegerType
@@ -117,18 +117,18 @@ private[rangejoin] object ChunkedRows {
   }
 
   /**
-   * `rows` as chunk rows through a [[ChunkSink]], each row to the partition `partitionId`
-   * (Spark's hash partitioning's expression over the rows) gives it; a chunk row stays valid
-   * until the next is asked for, `hasNext` included. (Generated code calls the sink itself.)
+   * `(partition, row)` pairs as chunk rows through `sink` (a chunk row's first field is its
+   * partition's key in the sink); rows that are not UnsafeRows go through `toUnsafe`. A chunk
+   * row stays valid until the next is asked for, `hasNext` included; `copies`: each is a copy
+   * (for a shuffle that holds its records). Generated code calls a sink itself.
    */
   final class Chunker(
-      rows: Iterator[InternalRow],
-      partitionId: Expression,
-      numPartitions: Int,
-      capacity: Int,
-      toUnsafe: UnsafeProjection) extends Iterator[InternalRow] {
+      pairs: Iterator[(Int, InternalRow)],
+      sink: ChunkSink,
+      toUnsafe: () => UnsafeProjection,
+      copies: Boolean) extends Iterator[InternalRow] {
 
-    private[this] val sink = hashSink(numPartitions, capacity)
+    private[this] lazy val unsafe = toUnsafe()
     private[this] var ready = false
 
     override def hasNext: Boolean = {
@@ -139,47 +139,7 @@ private[rangejoin] object ChunkedRows {
     override def next(): InternalRow = {
       if (!hasNext) throw new NoSuchElementException
       ready = false
-      sink.chunk()
-    }
-
-    private def nextChunk(): Boolean = {
-      while (rows.hasNext) {
-        val row = rows.next() match {
-          case u: UnsafeRow => u
-          case other => toUnsafe(other)
-        }
-        if (sink.add(partitionId.eval(row).asInstanceOf[Int], row)) return true
-      }
-      sink.flushNext()
-    }
-  }
-
-  /**
-   * `(partition, row)` pairs, as a shuffle of rangejoin's own takes them, as `(partition, chunk
-   * row)` pairs through a [[directSink]]: the chunk's first field is its partition. Rows that
-   * are not UnsafeRows go through `toUnsafe`. A chunk row stays valid until the next is asked
-   * for, `hasNext` included; `copies`: each is a copy (for a shuffle that holds its records).
-   */
-  final class PairChunker(
-      pairs: Iterator[(Int, InternalRow)],
-      numPartitions: Int,
-      toUnsafe: () => UnsafeProjection,
-      copies: Boolean) extends Iterator[(Int, InternalRow)] {
-
-    private[this] val sink = directSink(numPartitions, chunkBytes(numPartitions))
-    private[this] lazy val unsafe = toUnsafe()
-    private[this] var ready = false
-
-    override def hasNext: Boolean = {
-      if (!ready) ready = nextChunk()
-      ready
-    }
-
-    override def next(): (Int, InternalRow) = {
-      if (!hasNext) throw new NoSuchElementException
-      ready = false
-      val chunk = sink.chunk()
-      (chunk.getInt(0), if (copies) chunk.copy() else chunk)
+      if (copies) sink.chunk().copy() else sink.chunk()
     }
 
     private def nextChunk(): Boolean = {

@@ -82,14 +82,15 @@ private[rangejoin] case class TimeRangedPiecewiseMergeAsOfJoinExec(
 
     val partitioner = TimeRangedPiecewiseMergeAsOfJoinExec.RangePartitioner(numRanges)
     // Each side's rows go through the shuffle in chunks of many rows, one record a chunk
-    // ([[ChunkedRows]]): the shuffle's cost a record (a length written and read through
+    // ([[ChunkedRows]], each chunk row carrying its range's number): the shuffle's cost a record (a length written and read through
     // synchronized streams) is paid once a chunk, as the binned joins' chunks do.
     def shuffled(rows: RDD[InternalRow], keyed: Iterator[InternalRow] => Iterator[(Int, InternalRow)],
         output: Seq[Attribute]): RDD[InternalRow] = {
       val (n, fields) = (partitioner.numPartitions, output.size)
       val chunks = rows.mapPartitions { it =>
-        new ChunkedRows.PairChunker(keyed(it), n, () => UnsafeProjection.create(output, output),
-          TimeRangedPiecewiseMergeAsOfJoinExec.copiesForShuffle(n))
+        new ChunkedRows.Chunker(keyed(it), ChunkedRows.directSink(n, ChunkedRows.chunkBytes(n)),
+          () => UnsafeProjection.create(output, output), TimeRangedPiecewiseMergeAsOfJoinExec.copiesForShuffle(n))
+          .map(chunk => (chunk.getInt(0), chunk))
       }
       new ShuffledRDD[Int, InternalRow, InternalRow](chunks, partitioner)
         .setSerializer(new UnsafeRowSerializer(2)).map(_._2)

@@ -57,7 +57,8 @@ class ChunkedRowsSuite extends AnyFunSuite with SharedAcrossSmokeLines {
       unsafeChunks: Boolean = true): Unit = {
     val partitionId = HashPartitioning(Seq(BoundReference(0, LongType, nullable = true)), n).partitionIdExpression
     val source = if (asUnsafe) input.map(r => toUnsafe(r).copy()) else input
-    val chunks = drain(new ChunkedRows.Chunker(source.iterator, partitionId, n, capacity, toUnsafe))
+    val pairs = source.iterator.map(r => (partitionId.eval(r).asInstanceOf[Int], r))
+    val chunks = drain(new ChunkedRows.Chunker(pairs, ChunkedRows.hashSink(n, capacity), () => toUnsafe, copies = false))
     val keys = ChunkedRows.partitionKeys(n)
     val byPartition = chunks.groupBy(c => keys.indexOf(c.getInt(0)))
     assert(byPartition.keySet.forall(_ >= 0))
@@ -92,21 +93,22 @@ class ChunkedRowsSuite extends AnyFunSuite with SharedAcrossSmokeLines {
     roundTrip(rows(500, rnd, 30), 2, 4096, asUnsafe = true, unsafeChunks = false)
   }
 
-  test("rangejoin's own shuffles: (partition, row) pairs as (partition, chunk) pairs, every row once") {
+  test("a sink keyed by partition number, as rangejoin's own shuffles read it: every row once, copies kept intact") {
     val rnd = new Random(5)
     for (n <- Seq(1, 3, 300); copies <- Seq(false, true); asUnsafe <- Seq(true, false)) {
       val input = rows(5000, rnd, 30)
       val pairs = input.map(r => (rnd.nextInt(n), if (asUnsafe) toUnsafe(r).copy() else r))
-      val it = new ChunkedRows.PairChunker(pairs.iterator, n, () => toUnsafe, copies)
+      val it = new ChunkedRows.Chunker(pairs.iterator, ChunkedRows.directSink(n, ChunkedRows.chunkBytes(n)),
+        () => toUnsafe, copies)
+      // Kept as handed out: with `copies`, each must stay as it was while later chunks are made.
+      val kept = Seq.newBuilder[(InternalRow, InternalRow)]
       val chunks = Seq.newBuilder[(Int, InternalRow)]
-      var previous: InternalRow = null
       while (it.hasNext) {
-        val (p, chunk) = it.next()
-        assert(chunk.getInt(0) == p)
-        if (copies) assert(!(chunk eq previous), "a copy each")
-        previous = chunk
-        chunks += ((p, chunk.copy()))
+        val chunk = it.next()
+        kept += ((chunk, chunk.copy()))
+        chunks += ((chunk.getInt(0), chunk.copy()))
       }
+      if (copies) assert(kept.result().forall { case (handed, copy) => handed == copy }, "a copy each")
       val byPartition = chunks.result().groupBy(_._1)
       for (p <- 0 until n) {
         val out = drain(new ChunkedRows.Unchunker(byPartition.getOrElse(p, Nil).map(_._2).iterator, schema.size))
