@@ -30,8 +30,8 @@ import rangejoin.execution.index.{RangeEdges, TimeRanges}
  *           forward:  11 15, and the earliest time of ranges after it: 23
  *   left row 12 backward -> 11; left row 10 backward -> 7 (carried in)
  * }}}
- * Before the shuffles, one job samples both sides' times for the ranges (as Spark's range
- * partitioner does). The rows carried in travel in the right side's own shuffle: each of its map
+ * Before the shuffles, one job samples the right side's times for the ranges (as Spark's range
+ * partitioner does; both sides' where the pick reads distances). The rows carried in travel in the right side's own shuffle: each of its map
  * tasks sends every range, beside that range's rows, its own rows nearest the range from outside
  * ([[RangeEdges]]), so a range's task holds the nearest of each map task's and its search finds
  * the nearest of all, with no job to gather them first. Each task sorts its right rows and
@@ -150,15 +150,20 @@ private[rangejoin] case class TimeRangedPiecewiseMergeAsOfJoinExec(
   override protected def createsTaskLazily: Boolean = true
 
   /**
-   * The ranges, from a sample of both sides' times; one range where the pick reads distances
-   * that may not be exact across the times' span.
+   * The ranges, from a sample of the right side's times, or of both sides' where the pick reads
+   * distances (their span decides whether those are exact); one range where they may not be.
+   *
+   * The right side's times alone spread its rows, the ones each task holds, evenly over the
+   * ranges, and leave the left side, usually the larger, to be read once, by its shuffle: its
+   * rows follow the right's times (a range's left rows take a task's time, never its memory).
    */
   private def timeRanges(leftRows: RDD[InternalRow], rightRows: RDD[InternalRow],
       leftTime: TimeRangedPiecewiseMergeAsOfJoinExec.Time, rightTime: TimeRangedPiecewiseMergeAsOfJoinExec.Time)
       : TimeRanges = {
     if (numRanges == 1) return TimeRanges.single
+    val sides = (if (asOf.decidedByTime) Nil else Seq((leftRows, leftTime))) :+ ((rightRows, rightTime))
     // As Spark's range partitioner: about 20 sampled times a range, drawn evenly over the partitions.
-    val partitions = leftRows.getNumPartitions + rightRows.getNumPartitions
+    val partitions = sides.map(_._1.getNumPartitions).sum
     val perPartition = math.max(1, math.ceil(60.0 * numRanges / math.max(1, partitions)).toInt)
     def sampled(rows: RDD[InternalRow], time: TimeRangedPiecewiseMergeAsOfJoinExec.Time, salt: Int) =
       rows.mapPartitionsWithIndex { (i, it) =>
@@ -167,7 +172,8 @@ private[rangejoin] case class TimeRangedPiecewiseMergeAsOfJoinExec(
         it.foreach(row => if (t.read(row)) sampler.add(t.value))
         Iterator(sampler.result)
       }
-    val samples = sampled(leftRows, leftTime, 0).union(sampled(rightRows, rightTime, 1)).collect()
+    val samples = sides.zipWithIndex.map { case ((rows, time), salt) => sampled(rows, time, salt) }
+      .reduce(_ union _).collect()
     val (lo, hi) = (samples.map(_._2).min, samples.map(_._3).max)
     val range = PiecewiseMergeAsOfJoinExec.distanceRange(asOf).getOrElse(
       throw new IllegalStateException(s"$nodeName: no distance range for ${asOf.distance.dataType}"))
