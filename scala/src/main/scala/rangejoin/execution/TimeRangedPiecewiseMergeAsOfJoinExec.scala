@@ -31,7 +31,8 @@ import rangejoin.execution.index.{RangeEdges, TimeRanges}
  *   left row 12 backward -> 11; left row 10 backward -> 7 (carried in)
  * }}}
  * Before the shuffles, one job samples the right side's times for the ranges (as Spark's range
- * partitioner does; both sides' where the pick reads distances). The rows carried in travel in the right side's own shuffle: each of its map
+ * partitioner does; both sides' where the pick reads distances). The rows carried in travel in
+ * the right side's own shuffle: each of its map
  * tasks sends every range, beside that range's rows, its own rows nearest the range from outside
  * ([[RangeEdges]]), so a range's task holds the nearest of each map task's and its search finds
  * the nearest of all, with no job to gather them first. Each task sorts its right rows and
