@@ -8,7 +8,7 @@ import scala.util.{Failure, Random, Success, Try}
 
 import org.apache.spark.{SparkEnv, SparkFunSuite}
 import org.apache.spark.sql.{Column, DataFrame, Row, SparkSession}
-import org.apache.spark.sql.execution.{InputAdapter, SparkPlan, WholeStageCodegenExec}
+import org.apache.spark.sql.execution.{InputAdapter, LocalTableScanExec, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.apache.spark.sql.functions.expr
 import org.apache.spark.sql.internal.SQLConf
@@ -402,6 +402,11 @@ class ShuffledAsOfDifferentialSuite extends AsOfDifferential with LocalDifferent
       val mapTasks = join.right.execute().getNumPartitions
       assert(carried >= ranges - 1 && carried <= (ranges - 1) * mapTasks, s"$carried carried, $mapTasks map tasks")
       assert(join.metrics("bufferedRows").value == rightTimes + carried)
+      // SQL's backward pick samples the right side's times alone: the left side is read once,
+      // by its shuffle; a pick that reads distances samples it too.
+      val Seq(leftScan) = collect(join.left) { case s: LocalTableScanExec => s }
+      val reads = if (c.sqlPath && c.direction == "backward") 1 else 2
+      assert(leftScan.metrics("numOutputRows").value == reads * c.data.left.size, s"$c: the left side read ${leftScan.metrics("numOutputRows")}")
     }
   }
 }
