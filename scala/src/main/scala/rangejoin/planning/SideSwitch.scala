@@ -11,7 +11,7 @@ import rangejoin.RangeJoinConf
 import rangejoin.condition.{CannotFail, IndexSpec}
 import rangejoin.execution.PiecewiseMergeJoinExec
 import rangejoin.execution.filter.DynamicFilter
-import rangejoin.execution.sideswitch.SideSwitchExec
+import rangejoin.execution.sideswitch.{KeyPassExec, SideSwitchExec}
 
 /**
  * Plans a [[SideSwitchExec]] over an inner range join whose buffered side is large: the join as
@@ -57,7 +57,7 @@ private[rangejoin] object SideSwitch {
     } yield {
       // The swapped join buffers the other side's rows that some buffered row pairs with.
       val keep = DynamicFilter.Spec(sortPredicate.op, sortPredicate.streamedKey, keepRejected = false)
-      val keys = planLater(Project(Seq(Alias(sortPredicate.bufferedKey, "key")()), bufferedSide))
+      val keys = KeyPassExec(planLater(Project(Seq(Alias(sortPredicate.bufferedKey, "key")()), bufferedSide)))
       SideSwitchExec(default.planned(withFilter = true, onDemand = true),
         swapped.planned(withFilter = true, onDemand = true), keys, keep, RangeJoinConf.sideSwitchMaxRatio(conf))
     }

@@ -7,7 +7,7 @@ import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.RangeJoinConf
 import rangejoin.execution.broadcast.SortedBroadcastExec
-import rangejoin.execution.sideswitch.SideSwitchExec
+import rangejoin.execution.sideswitch.{KeyPassExec, SideSwitchExec}
 /**
  * The side switch ([[SideSwitchExec]]): an inner range join over a large buffered side buffers
  * the other side's rows that can match instead, when they are few. Answers as stock Spark's
@@ -122,6 +122,11 @@ class SideSwitchSuite extends RangeJoinQueries {
           case stage: WholeStageCodegenExec if stage.child.exists(_.isInstanceOf[SideSwitchExec]) => stage
         }
         assert(staged.nonEmpty == wholeStage.toBoolean, df.queryExecution.executedPlan)
+        // The pass over the buffered key is a stage of its own, not the switch's stage's
+        // members, which only the chosen join's code includes.
+        val passes = collect(df.queryExecution.executedPlan) { case p: KeyPassExec => p }
+        assert(passes.nonEmpty && passes.forall(_.child.isInstanceOf[WholeStageCodegenExec] == wholeStage.toBoolean),
+          df.queryExecution.executedPlan)
       }
     }
   }

@@ -2,9 +2,9 @@ package rangejoin.execution.broadcast
 
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Expression, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression, UnsafeProjection}
 import org.apache.spark.sql.catalyst.types.PhysicalDataType
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.types._
 
 import rangejoin.condition.Extreme
 
@@ -16,7 +16,41 @@ import rangejoin.condition.Extreme
 private[rangejoin] object ExtremeRows {
 
   /** The row of `rows` with the extreme non-NULL `key` (bound to the rows), or None. */
-  def of(extreme: Extreme, rows: Iterator[InternalRow], key: Expression): Option[InternalRow] = {
+  def of(extreme: Extreme, rows: Iterator[InternalRow], key: Expression): Option[InternalRow] = key match {
+    case BoundReference(i, LongType | TimestampType | TimestampNTZType | _: DayTimeIntervalType, _) =>
+      ofLongs(extreme, rows, i, _.getLong(i))
+    case BoundReference(i, IntegerType | DateType | _: YearMonthIntervalType, _) =>
+      ofLongs(extreme, rows, i, _.getInt(i).toLong)
+    case BoundReference(i, ShortType, _) => ofLongs(extreme, rows, i, _.getShort(i).toLong)
+    case BoundReference(i, ByteType, _) => ofLongs(extreme, rows, i, _.getByte(i).toLong)
+    case _ => ofAny(extreme, rows, key)
+  }
+
+  /**
+   * A column whose values are integers, compared as longs (Spark's ordering for these types),
+   * read in place: the general path projects, boxes and compares each key through an ordering,
+   * several times the cost of the read over a side of millions of rows.
+   */
+  private def ofLongs(extreme: Extreme, rows: Iterator[InternalRow], ordinal: Int, read: InternalRow => Long)
+      : Option[InternalRow] = {
+    val max = extreme == Extreme.Max
+    var best: InternalRow = null
+    var bestKey = 0L
+    while (rows.hasNext) {
+      val row = rows.next()
+      if (!row.isNullAt(ordinal)) {
+        val k = read(row)
+        if (best == null || (if (max) k > bestKey else k < bestKey)) {
+          best = row.copy()
+          bestKey = k
+        }
+      }
+    }
+    Option(best)
+  }
+
+  /** Any key, through Spark's ordering for its type. */
+  private[broadcast] def ofAny(extreme: Extreme, rows: Iterator[InternalRow], key: Expression): Option[InternalRow] = {
     val keyOf = UnsafeProjection.create(Seq(key))
     val ordering = PhysicalDataType.ordering(key.dataType)
     var best: InternalRow = null

@@ -29,7 +29,8 @@ import rangejoin.execution.filter.DynamicFilter
  *   :  :- SortedBroadcast s.k, on demand                   built by the switch, from the rows of s
  *   :  :  +- s                                             with s.k > min(b.k)
  *   :  +- b
- *   +- b's key alone                                       one pass: b's extreme key and rows
+ *   +- RangeJoinKeyPass b.k                                one pass: b's extreme key and rows,
+ *                                                          in generated code of its own
  *
  *   run:  one pass over b.k  ->  min(b.k), b's rows
  *         build s's broadcast from the rows of s that pass, stopping past maxRatio x b's rows
@@ -102,7 +103,7 @@ private[rangejoin] case class SideSwitchExec(
   // In generated code, the chosen join's code is the stage's, fused with the operators above,
   // as it would be without the switch: the switch decides when the stage generates its code (on
   // the driver, when it runs), and passes rows through. The other join's code is never generated.
-  // Both joins and the key pass sit in the stage; the pass runs as its plan's interpreted execute.
+  // Both joins sit in the stage; the key pass is a stage of its own ([[KeyPassExec]]).
   override def inputRDDs(): Seq[RDD[InternalRow]] = chosen.asInstanceOf[CodegenSupport].inputRDDs()
 
   override protected def doProduce(ctx: CodegenContext): String =
