@@ -4,9 +4,9 @@ import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression, UnsafeProjection}
 import org.apache.spark.sql.catalyst.types.PhysicalDataType
-import org.apache.spark.sql.types._
+import org.apache.spark.sql.types.StructType
 
-import rangejoin.condition.Extreme
+import rangejoin.condition.{Extreme, KeyTypes, LongEncoder}
 
 /**
  * Finds the row with a side's [[Extreme]] key: the one buffered row of the existence fast path,
@@ -17,21 +17,17 @@ private[rangejoin] object ExtremeRows {
 
   /** The row of `rows` with the extreme non-NULL `key` (bound to the rows), or None. */
   def of(extreme: Extreme, rows: Iterator[InternalRow], key: Expression): Option[InternalRow] = key match {
-    case BoundReference(i, LongType | TimestampType | TimestampNTZType | _: DayTimeIntervalType, _) =>
-      ofLongs(extreme, rows, i, _.getLong(i))
-    case BoundReference(i, IntegerType | DateType | _: YearMonthIntervalType, _) =>
-      ofLongs(extreme, rows, i, _.getInt(i).toLong)
-    case BoundReference(i, ShortType, _) => ofLongs(extreme, rows, i, _.getShort(i).toLong)
-    case BoundReference(i, ByteType, _) => ofLongs(extreme, rows, i, _.getByte(i).toLong)
+    case BoundReference(ordinal, dataType, _) =>
+      KeyTypes.longEncoder(dataType).fold(ofAny(extreme, rows, key))(ofLongs(extreme, rows, ordinal, _))
     case _ => ofAny(extreme, rows, key)
   }
 
   /**
-   * A column whose values are integers, compared as longs (Spark's ordering for these types),
-   * read in place: the general path projects, boxes and compares each key through an ordering,
-   * several times the cost of the read over a side of millions of rows.
+   * A column whose type orders as a long ([[KeyTypes.longEncoder]]: Spark's order, NaN and -0.0
+   * included), read in place: the general path projects, boxes and compares each key through an
+   * ordering, several times the cost of the read over a side of millions of rows.
    */
-  private def ofLongs(extreme: Extreme, rows: Iterator[InternalRow], ordinal: Int, read: InternalRow => Long)
+  private def ofLongs(extreme: Extreme, rows: Iterator[InternalRow], ordinal: Int, read: LongEncoder)
       : Option[InternalRow] = {
     val max = extreme == Extreme.Max
     var best: InternalRow = null
@@ -39,7 +35,7 @@ private[rangejoin] object ExtremeRows {
     while (rows.hasNext) {
       val row = rows.next()
       if (!row.isNullAt(ordinal)) {
-        val k = read(row)
+        val k = read(row, ordinal)
         if (best == null || (if (max) k > bestKey else k < bestKey)) {
           best = row.copy()
           bestKey = k
