@@ -109,6 +109,19 @@ class QueryStages:
         return [s for s in self.stages() if str(s.status()) == "COMPLETE"]
 
 
+def print_timeline(done: list, wall_ms: float) -> None:
+    """The completed stages ``done`` of a query that took ``wall_ms`` and has just ended: offsets
+    from its start, CPU, tasks, rows read from files, records and bytes written to and read from
+    shuffles (the stages' times are epoch milliseconds: the query started its wall time ago)."""
+    began = time.time() * 1000 - wall_ms
+    for s in done:
+        submitted = s.submissionTime().get().getTime() - began
+        completed = s.completionTime().get().getTime() - began
+        print(f"  +{submitted:5.0f} to +{completed:5.0f}  CPU {s.executorCpuTime() // 1_000_000:5d} ms  "
+              f"tasks {s.numTasks():3d}  file rows {s.inputRecords():11,d}  shuffle written "
+              f"{s.shuffleWriteRecords():9,d} records ({s.shuffleWriteBytes():,d} bytes)  read {s.shuffleReadRecords():9,d}")
+
+
 class StageInput(QueryStages):
     """Input records (the task metric "records read") of every stage of the jobs started between
     ``mark()`` and ``read()``: all the rows the query's tasks read from files."""

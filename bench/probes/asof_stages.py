@@ -14,10 +14,9 @@ data (run `make bench` first).
 import argparse
 import os
 import statistics
-import time
 
 from bench import workloads as wl
-from bench.jvm_metrics import QueryStages
+from bench.jvm_metrics import QueryStages, print_timeline
 from bench.local_spark import SPARK_CONF, local_spark
 from bench.probes.asof_cpu import KEYED, NO_KEY, W14, timed
 
@@ -36,9 +35,7 @@ def main() -> None:
         walls, cpus, joins = [], [], []
         for run in range(args.runs):
             wall_s, cpu, answer = timed(spark, stages, query)
-            # The stages' times are epoch milliseconds: the query started its wall time ago.
             wall = wall_s * 1000
-            start = time.time() * 1000 - wall
             done = stages.completed()
             # Bytes, not records: the time-ranged placement shuffles its rows in chunks of many.
             join = sum(s.executorCpuTime() for s in done if s.shuffleReadBytes() > 1_000_000) // 1_000_000
@@ -49,12 +46,7 @@ def main() -> None:
                 cpus.append(cpu)
                 joins.append(join)
         print("last run's stages (offsets from the query's start, ms):")
-        for s in done:
-            submitted = s.submissionTime().get().getTime() - start
-            completed = s.completionTime().get().getTime() - start
-            print(f"  +{submitted:5.0f} to +{completed:5.0f}  CPU {s.executorCpuTime() // 1_000_000:5d} ms  "
-                  f"tasks {s.numTasks():3d}  file rows {s.inputRecords():9,d}  shuffle written "
-                  f"{s.shuffleWriteRecords():9,d} records ({s.shuffleWriteBytes():,d} bytes)  read {s.shuffleReadRecords():9,d}")
+        print_timeline(done, wall)
         print(f"{query.key}, rangejoin: wall median {statistics.median(walls):.0f} ms (best {min(walls):.0f}), "
               f"executor CPU median {statistics.median(cpus):.0f} ms, join stage {statistics.median(joins):.0f} ms")
 

@@ -15,7 +15,7 @@ import statistics
 import time
 
 from bench import workloads as wl
-from bench.jvm_metrics import QueryStages
+from bench.jvm_metrics import QueryStages, print_timeline
 from bench.local_spark import SPARK_CONF, local_spark
 from bench.probes.w3_build import QUERIES
 
@@ -47,13 +47,7 @@ def main() -> None:
                     walls[name].append(wall)
                     cpus[name].append(cpu)
                 if run == args.runs - 1:
-                    # The stages' times are epoch milliseconds: the query started its wall time ago.
-                    began = time.time() * 1000 - wall
-                    for s in done:
-                        submitted = s.submissionTime().get().getTime() - began
-                        completed = s.completionTime().get().getTime() - began
-                        print(f"  +{submitted:5.0f} to +{completed:5.0f}  CPU {s.executorCpuTime() // 1_000_000:5d} ms  "
-                              f"tasks {s.numTasks():3d}  file rows {s.inputRecords():11,d}")
+                    print_timeline(done, wall)
         for name in walls:
             print(f"{name}: wall median {statistics.median(walls[name]):.0f} ms (best {min(walls[name]):.0f}), "
                   f"executor CPU median {statistics.median(cpus[name]):.0f} ms")
