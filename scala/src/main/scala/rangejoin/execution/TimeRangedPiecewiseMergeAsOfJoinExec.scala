@@ -32,10 +32,10 @@ import rangejoin.execution.index.{RangeEdges, TimeRanges}
  * }}}
  * Before the shuffles, one job samples the right side's times for the ranges (as Spark's range
  * partitioner does; both sides' where the pick reads distances). The rows carried in travel in
- * the right side's own shuffle: each of its map
- * tasks sends every range, beside that range's rows, its own rows nearest the range from outside
- * ([[RangeEdges]]), so a range's task holds the nearest of each map task's and its search finds
- * the nearest of all, with no job to gather them first. Each task sorts its right rows and
+ * the right side's own shuffle: each of its map tasks sends every range, beside that range's
+ * rows, its own rows nearest the range from outside ([[RangeEdges]]), so a range's task holds
+ * the nearest of each map task's and its search finds the nearest of all, with no job to gather
+ * them first. Each task sorts its right rows and
  * searches them per left row ([[PiecewiseMergeAsOfJoinLike]]), as the other placements do, in
  * generated code as the per-key shuffled placement is (each side in a stage of its own below:
  * [[StageInputExec]]).
