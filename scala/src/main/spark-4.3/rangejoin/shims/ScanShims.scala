@@ -1,5 +1,6 @@
 package rangejoin.shims
 
+import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.execution.FileSourceScanExec
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 
@@ -10,3 +11,12 @@ private[rangejoin] abstract class FileScanCopy(planned: FileSourceScanExec, rela
     planned.partitionFilters, planned.optionalBucketSet, planned.optionalNumCoalescedBuckets,
     planned.dataFilters, planned.tableIdentifier, planned.disableBucketedScan,
     planned.markedForSingleTaskExecution)
+
+private[rangejoin] object ScanFiles {
+  /**
+   * The files the scan reads once its static partition filters are applied: the listing it made
+   * (or makes now) for its own reading. Dynamic partition pruning may drop some at run time.
+   */
+  def selected(scan: FileSourceScanExec): Iterator[Path] =
+    scan.selectedPartitions.filePartitionIterator.flatMap(_.files.map(_.getPath))
+}

@@ -32,7 +32,8 @@ import rangejoin.execution.filter.DynamicFilter
  *   +- RangeJoinKeyPass b.k                                one pass: b's extreme key and rows,
  *                                                          in generated code of its own
  *
- *   run:  one pass over b.k  ->  min(b.k), b's rows
+ *   run:  min(b.k), b's rows  <-  b's Parquet footers, where they tell (FooterKeyPass),
+ *                                 else one pass over b.k
  *         build s's broadcast from the rows of s that pass, stopping past maxRatio x b's rows
  *           fits:     run the second join (s buffered)
  *           too many: run the first join, as planned
@@ -69,7 +70,8 @@ private[rangejoin] case class SideSwitchExec(
 
   override lazy val metrics: Map[String, SQLMetric] = Map(
     "numBufferedRows" -> SQLMetrics.createMetric(sparkContext, "rows of the side planned as buffered"),
-    "swapped" -> SQLMetrics.createMetric(sparkContext, "runs that buffered the other side"))
+    "swapped" -> SQLMetrics.createMetric(sparkContext, "runs that buffered the other side"),
+    "fromFooters" -> SQLMetrics.createMetric(sparkContext, "runs that read the buffered side's key from Parquet footers"))
 
   override def simpleString(maxFields: Int): String =
     s"$nodeName ${filter.streamedKey} ${filter.op.symbol} $extreme(${keys.output.head}), max rows ratio $maxRatio"
@@ -89,8 +91,18 @@ private[rangejoin] case class SideSwitchExec(
     chosen
   }
 
-  /** The default buffered side's row count and extreme key (None: no row has a key). */
-  private def measure(): (Long, Option[Literal]) = {
+  /**
+   * The default buffered side's row count and extreme key (None: no row has a key), from its
+   * files' footers where they tell ([[FooterKeyPass]]), else by a pass over its keys.
+   */
+  private def measure(): (Long, Option[Literal]) = FooterKeyPass(keys, extreme) match {
+    case Some(answer) =>
+      longMetric("fromFooters") += 1
+      answer
+    case None => pass()
+  }
+
+  private def pass(): (Long, Option[Literal]) = {
     val key = keys.output.head
     val (rows, best) = ExtremeRows.across(extreme, keys.execute(), BoundReference(0, key.dataType, key.nullable), keys.schema)
     (rows, best.map(row => Literal(InternalRow.copyValue(row.get(0, key.dataType)), key.dataType)))
