@@ -188,6 +188,41 @@ class FooterKeyPassSuite extends RangeJoinQueries {
     }
   }
 
+  test("dates and timestamps from 1900 on, stored in the unit Spark reads") {
+    withSQLConf(always: _*) {
+      withTempPath { dir =>
+        def side(rows: Int, shift: Int, start: String = "2000-01-01") = {
+          val d = s"date_add(DATE'$start', CAST(id + $shift AS INT))"
+          val ts = s"timestamp_seconds(unix_timestamp(TIMESTAMP'$start 00:00:00') + (id + $shift) * 3600)"
+          sql(s"SELECT id, $d AS d, $ts AS ts, CAST($ts AS TIMESTAMP_NTZ) AS ntz FROM range(0, $rows, 1, 1)")
+        }
+        // tt: 20,000 rows whose 10 lowest keys lie below the written files' greatest.
+        side(20000, 290).createOrReplaceTempView("tt")
+        val cases = Seq(
+          ("d", Nil, true), ("ntz", Nil, true),
+          ("ts", Seq(SQLConf.PARQUET_OUTPUT_TIMESTAMP_TYPE.key -> "TIMESTAMP_MICROS"), true),
+          ("ts", Seq(SQLConf.PARQUET_OUTPUT_TIMESTAMP_TYPE.key -> "TIMESTAMP_MILLIS"), false),
+          ("ts", Seq(SQLConf.PARQUET_OUTPUT_TIMESTAMP_TYPE.key -> "INT96"), false))
+        for (((column, writeConf, footers), i) <- cases.zipWithIndex) {
+          val path = new File(dir, s"c$i").getPath
+          withSQLConf(writeConf: _*)(side(300, 0).write.parquet(path))
+          spark.read.parquet(path).createOrReplaceTempView("w")
+          assertSwitch(s"SELECT tt.id, w.id FROM tt JOIN w ON tt.$column < w.$column", footers = footers,
+            swapped = true, rows = 300)
+        }
+        // Older than 1900: Spark may rebase what it reads; the pass reads it.
+        for (column <- Seq("d", "ntz")) {
+          val path = new File(dir, s"old_$column").getPath
+          withSQLConf(SQLConf.PARQUET_OUTPUT_TIMESTAMP_TYPE.key -> "TIMESTAMP_MICROS")(
+            side(300, 0, start = "1899-12-31").write.parquet(path))
+          spark.read.parquet(path).createOrReplaceTempView("w")
+          assertSwitch(s"SELECT tt.id, w.id FROM tt JOIN w ON tt.$column < w.$column", footers = false,
+            swapped = true, rows = 300)
+        }
+      }
+    }
+  }
+
   test("files written without statistics: the pass, whichever Parquet writer Spark carries") {
     withSQLConf(always: _*) {
       withT { dir =>

@@ -60,9 +60,12 @@ private[execution] object ScanPushdown {
     }
   }
 
-  /** Dates and timestamps before this are never pushed (see the class comment). */
-  private val EarliestDay: Int = LocalDate.of(1900, 1, 1).toEpochDay.toInt
-  private val EarliestMicros: Long =
+  /**
+   * Dates and timestamps before this are never pushed (see the class comment), nor read from
+   * statistics (sideswitch.FooterKeyPass): Spark may rebase such values when it reads them.
+   */
+  private[execution] val EarliestDay: Int = LocalDate.of(1900, 1, 1).toEpochDay.toInt
+  private[execution] val EarliestMicros: Long =
     DateTimeUtils.instantToMicros(LocalDateTime.of(1900, 1, 2, 0, 0).toInstant(ZoneOffset.UTC))
 
   /** The bound, widened for statistics; `upper` when the column is bounded from above. */

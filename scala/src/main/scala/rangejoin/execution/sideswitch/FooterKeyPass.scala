@@ -12,16 +12,17 @@ import org.apache.parquet.column.statistics.Statistics
 import org.apache.parquet.hadoop.ParquetFileReader
 import org.apache.parquet.hadoop.metadata.{BlockMetaData, ColumnPath}
 import org.apache.parquet.hadoop.util.HadoopInputFile
-import org.apache.parquet.schema.LogicalTypeAnnotation.IntLogicalTypeAnnotation
+import org.apache.parquet.schema.LogicalTypeAnnotation.{DateLogicalTypeAnnotation, IntLogicalTypeAnnotation, TimeUnit, TimestampLogicalTypeAnnotation}
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
 import org.apache.parquet.schema.{PrimitiveType, Type}
 import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Expression, IsNotNull, Literal, PlanExpression}
 import org.apache.spark.sql.execution.{ColumnarToRowExec, FileSourceScanExec, FilterExec, InputAdapter, ProjectExec, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.datasources.parquet.{ParquetFileFormat, ParquetUtils}
 import org.apache.spark.sql.internal.SQLConf
-import org.apache.spark.sql.types.{DataType, IntegerType, LongType}
+import org.apache.spark.sql.types.{DataType, DateType, IntegerType, LongType, TimestampNTZType, TimestampType}
 
 import rangejoin.condition.Extreme
+import rangejoin.execution.filter.ScanPushdown
 import rangejoin.shims.ScanFiles
 
 /**
@@ -44,9 +45,11 @@ import rangejoin.shims.ScanFiles
  *    conversions and `isnotnull` filters (the ones Spark infers from the join): of the key, or
  *    of columns NULL in no row group; no bucket or dynamic partition pruning (files the listing
  *    holds that the scan would skip);
- *  - each file stores the column as a signed 64-bit integer for BIGINT, 32-bit for INT, so a
- *    statistic is a value Spark reads unchanged (no truncation, no calendar rebase, no unsigned
- *    order); a file without the column reads it as NULL and adds no key;
+ *  - each file stores the column as a signed 64-bit integer for BIGINT, 32-bit for INT, days
+ *    for DATE, microseconds for TIMESTAMP (UTC-adjusted) and TIMESTAMP_NTZ (not), so a statistic
+ *    is a value Spark reads unchanged (no truncation, no unsigned order, no unit to convert), and
+ *    dates and timestamps are from 1900 on (Spark may rebase older ones from a legacy calendar);
+ *    a file without the column reads it as NULL and adds no key;
  *  - every row group has statistics for the column, with its NULL count;
  *  - at most [[MaxFiles]] files, whose footers are read on the driver, in parallel: more would
  *    cost more than the pass's job, which reads them on the executors.
@@ -115,7 +118,7 @@ private[rangejoin] object FooterKeyPass {
     val byFieldId = conf.getConf(SQLConf.PARQUET_FIELD_ID_READ_ENABLED) &&
       ParquetUtils.hasFieldIds(scan.requiredSchema)
     if (field.length != 1 || byFieldId || files.length > MaxFiles ||
-      !(source.column.dataType == LongType || source.column.dataType == IntegerType)) None
+      !FileKeys.Types.contains(source.column.dataType)) None
     else {
       val hadoopConf = session.sessionState.newHadoopConfWithOptions(scan.relation.options)
       implicit val ec: ExecutionContext = ExecutionContext.global
@@ -136,8 +139,10 @@ private[rangejoin] object FooterKeyPass {
     }
   }
 
-  private def literal(v: Long, dataType: DataType): Literal =
-    if (dataType == IntegerType) Literal(v.toInt, IntegerType) else Literal(v, LongType)
+  private def literal(v: Long, dataType: DataType): Literal = dataType match {
+    case IntegerType | DateType => Literal(v.toInt, dataType)
+    case _ => Literal(v, dataType)
+  }
 }
 
 /** One file's rows (those the filters above the scan keep) and its keys' (min, max). */
@@ -184,7 +189,10 @@ private object FileKeys {
               val rows = if (keyFiltered) keyed else block.getRowCount
               if (keyed == 0) Some(FileKeys(rows, None))
               else if (!stats.hasNonNullValue) None
-              else Some(FileKeys(rows, Some((number(stats.genericGetMin), number(stats.genericGetMax)))))
+              else {
+                val (min, max) = (number(stats.genericGetMin), number(stats.genericGetMax))
+                if (min < earliest(dataType)) None else Some(FileKeys(rows, Some((min, max))))
+              }
             }
           }
           if (groups.exists(_.isEmpty)) None
@@ -198,17 +206,46 @@ private object FileKeys {
       }
     }
   }
-  /** Whether Spark reads the field's stored values unchanged as `dataType`, ordered as stored. */
+  /** The key types whose statistics are read: those stored as a signed integer of their own. */
+  val Types: Set[DataType] = Set(LongType, IntegerType, DateType, TimestampType, TimestampNTZType)
+
+  /**
+   * Whether Spark reads the field's stored values unchanged as `dataType`, ordered as stored:
+   * a signed integer of the type's width, dates as days, timestamps in microseconds (UTC-adjusted
+   * for TIMESTAMP, local for TIMESTAMP_NTZ).
+   */
   private def storesExactly(field: Type, dataType: DataType): Boolean = field.isPrimitive &&
     !field.isRepetition(Type.Repetition.REPEATED) && {
       val primitive: PrimitiveType = field.asPrimitiveType
-      val (name, bits) = if (dataType == LongType) (PrimitiveTypeName.INT64, 64) else (PrimitiveTypeName.INT32, 32)
-      primitive.getPrimitiveTypeName == name && (primitive.getLogicalTypeAnnotation match {
+      val annotation = primitive.getLogicalTypeAnnotation
+      def integer(bits: Int) = annotation match {
         case null => true
         case i: IntLogicalTypeAnnotation => i.isSigned && i.getBitWidth == bits
         case _ => false
-      })
+      }
+      def micros(utc: Boolean) = annotation match {
+        case t: TimestampLogicalTypeAnnotation => t.getUnit == TimeUnit.MICROS && t.isAdjustedToUTC == utc
+        case _ => false
+      }
+      (primitive.getPrimitiveTypeName, dataType) match {
+        case (PrimitiveTypeName.INT64, LongType) => integer(64)
+        case (PrimitiveTypeName.INT32, IntegerType) => integer(32)
+        case (PrimitiveTypeName.INT32, DateType) => annotation.isInstanceOf[DateLogicalTypeAnnotation]
+        case (PrimitiveTypeName.INT64, TimestampType) => micros(utc = true)
+        case (PrimitiveTypeName.INT64, TimestampNTZType) => micros(utc = false)
+        case _ => false
+      }
     }
+
+  /**
+   * The least value read as stored: Spark may rebase older dates and timestamps (files written
+   * with the legacy hybrid calendar), so a row group with one is left to the pass.
+   */
+  private def earliest(dataType: DataType): Long = dataType match {
+    case DateType => ScanPushdown.EarliestDay.toLong
+    case TimestampType | TimestampNTZType => ScanPushdown.EarliestMicros
+    case _ => Long.MinValue
+  }
 
   private def number(v: Any): Long = v match {
     case l: java.lang.Long => l
