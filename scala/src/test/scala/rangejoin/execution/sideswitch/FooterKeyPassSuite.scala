@@ -1,4 +1,4 @@
-package rangejoin.features
+package rangejoin.execution.sideswitch
 
 import java.io.File
 
@@ -11,10 +11,10 @@ import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.internal.SQLConf
 
 import rangejoin.{RangeJoinConf, TestShims}
-import rangejoin.execution.sideswitch.{FooterKeyPass, SideSwitchExec}
+import rangejoin.features.RangeJoinQueries
 
 /**
- * The side switch's pass answered from Parquet footers ([[rangejoin.execution.sideswitch.FooterKeyPass]]):
+ * The side switch's pass answered from Parquet footers ([[FooterKeyPass]]):
  * the buffered side's row count and extreme key read from its files' statistics where they tell
  * exactly, the pass over its keys everywhere else. Answers as stock Spark's either way, and the
  * row count the switch decides on is the pass's.
