@@ -206,6 +206,7 @@ private object FileKeys {
       }
     }
   }
+
   /** The key types whose statistics are read: those stored as a signed integer of their own. */
   val Types: Set[DataType] = Set(LongType, IntegerType, DateType, TimestampType, TimestampNTZType)
 
