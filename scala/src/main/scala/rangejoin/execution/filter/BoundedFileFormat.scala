@@ -147,7 +147,8 @@ private[execution] object BoundedParquetFormat {
       }
     }
 
-  private def matching[T](fields: Seq[T])(name: T => String, wanted: String, caseSensitive: Boolean): Seq[T] =
+  /** The fields named `wanted`, as the session matches names. */
+  def matching[T](fields: Seq[T])(name: T => String, wanted: String, caseSensitive: Boolean): Seq[T] =
     fields.filter(f => if (caseSensitive) name(f) == wanted else name(f).equalsIgnoreCase(wanted))
 
   private def sameType(file: DataType, table: DataType, caseSensitive: Boolean): Boolean = (file, table) match {

@@ -22,7 +22,7 @@ import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.{DataType, DateType, IntegerType, LongType, TimestampNTZType, TimestampType}
 
 import rangejoin.condition.Extreme
-import rangejoin.execution.filter.ScanPushdown
+import rangejoin.execution.filter.{BoundedParquetFormat, ScanPushdown}
 import rangejoin.shims.ScanFiles
 
 /**
@@ -89,7 +89,8 @@ private[rangejoin] object FooterKeyPass {
           scan.optionalBucketSet.isEmpty &&
           !scan.partitionFilters.exists(_.exists(_.isInstanceOf[PlanExpression[_]])) &&
           (notNull :+ key).forall(a => scan.output.exists(_.exprId == a.exprId) &&
-            scan.relation.partitionSchema.fields.forall(f => !sameName(scan, f.name, a.name))) =>
+            BoundedParquetFormat.matching(scan.relation.partitionSchema.fields.toSeq)(_.name, a.name,
+              caseSensitive(scan)).isEmpty) =>
       // The scan's pushed filters skip only row groups whose rows the filters above drop.
       val pushed = scan.dataFilters.map(notNullColumns)
       if (pushed.forall(_.exists(_.forall(a => notNull.exists(_.exprId == a.exprId))))) {
@@ -105,15 +106,16 @@ private[rangejoin] object FooterKeyPass {
     case _ => None
   }
 
-  private def sameName(scan: FileSourceScanExec, a: String, b: String): Boolean =
-    if (scan.relation.sparkSession.sessionState.conf.caseSensitiveAnalysis) a == b else a.equalsIgnoreCase(b)
+  private def caseSensitive(scan: FileSourceScanExec): Boolean =
+    scan.relation.sparkSession.sessionState.conf.caseSensitiveAnalysis
 
   /** The footers' answer for `source`, or None where one file or row group leaves it unknown. */
   private def read(source: Source, extreme: Extreme): Option[(Long, Option[Literal])] = {
     val scan = source.scan
     val session = scan.relation.sparkSession
     val conf = session.sessionState.conf
-    val field = scan.relation.dataSchema.fields.filter(f => sameName(scan, f.name, source.column.name))
+    val field = BoundedParquetFormat.matching(scan.relation.dataSchema.fields.toSeq)(_.name, source.column.name,
+      caseSensitive(scan))
     val files = ScanFiles.selected(scan).take(MaxFiles + 1).toVector
     val byFieldId = conf.getConf(SQLConf.PARQUET_FIELD_ID_READ_ENABLED) &&
       ParquetUtils.hasFieldIds(scan.requiredSchema)
@@ -163,12 +165,11 @@ private object FileKeys {
       HadoopReadOptions.builder(conf, path).build())
     val footer = try reader.getFooter finally reader.close()
     val fields = footer.getFileMetaData.getSchema.getFields.asScala.toSeq
-    def named(name: String): Seq[Type] =
-      fields.filter(f => if (caseSensitive) f.getName == name else f.getName.equalsIgnoreCase(name))
+    def named(name: String): Seq[Type] = BoundedParquetFormat.matching(fields)(_.getName, name, caseSensitive)
+    def isKey(name: String) = BoundedParquetFormat.matching(Seq(name))(identity, column, caseSensitive).nonEmpty
     val blocks = footer.getBlocks.asScala.toSeq.filter(_.getRowCount > 0)
-    def sameName(a: String, b: String) = if (caseSensitive) a == b else a.equalsIgnoreCase(b)
-    val keyFiltered = notNull.exists(sameName(_, column))
-    val others = notNull.filterNot(sameName(_, column)).map(named)
+    val keyFiltered = notNull.exists(isKey)
+    val others = notNull.filterNot(isKey).map(named)
     if (others.exists(_.size > 1) || others.flatten.exists(!_.isPrimitive)) None
     // A filtered column the file lacks is NULL in every row: none kept.
     else if (others.exists(_.isEmpty) || (keyFiltered && named(column).isEmpty)) Some(FileKeys(0L, None))
