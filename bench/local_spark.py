@@ -61,6 +61,12 @@ def local_spark(app_name: str, threads: int = 2,
             spark.stop()
 
 
+def register_parquet(spark: SparkSession, data_dir: str, tables) -> None:
+    """Each table's Parquet file under ``data_dir`` (the benchmark's data) as a view of its name."""
+    for table in tables:
+        spark.read.parquet(os.path.join(data_dir, f"{table}.parquet")).createOrReplaceTempView(table)
+
+
 def executed_plan(df: DataFrame) -> str:
     """The final executed plan of ``df`` (call it after an action). With adaptive execution the
     plan's text holds the final plan, then the initial one: only the final one is returned, read

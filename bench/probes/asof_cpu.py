@@ -18,7 +18,7 @@ import time
 
 from bench import workloads as wl
 from bench.jvm_metrics import QueryStages
-from bench.local_spark import SPARK_CONF, local_spark
+from bench.local_spark import SPARK_CONF, local_spark, register_parquet
 
 W14 = next(w for w in wl.workloads() if w.key == "W14")
 KEYED, NO_KEY = W14.queries
@@ -52,8 +52,7 @@ def main() -> None:
     parser.add_argument("--data-dir", default=os.path.join(wl.DATA_ROOT, wl.scale_tag(1)))
     args = parser.parse_args()
     with local_spark("asof-cpu", conf=SPARK_CONF) as spark:
-        for table in W14.tables:
-            spark.read.parquet(os.path.join(args.data_dir, f"{table}.parquet")).createOrReplaceTempView(table)
+        register_parquet(spark, args.data_dir, W14.tables)
         spark.sql("SELECT * FROM qu WHERE id % 100 = 0").createOrReplaceTempView("qu_sparse")
         stages = QueryStages(spark)
         runs, answers = {}, {}

@@ -17,7 +17,7 @@ import statistics
 
 from bench import workloads as wl
 from bench.jvm_metrics import QueryStages, print_timeline
-from bench.local_spark import SPARK_CONF, local_spark
+from bench.local_spark import SPARK_CONF, local_spark, register_parquet
 from bench.probes.asof_cpu import KEYED, NO_KEY, W14, timed
 
 
@@ -29,8 +29,7 @@ def main() -> None:
     args = parser.parse_args()
     query = KEYED if args.keyed else NO_KEY
     with local_spark("asof-stages", conf=SPARK_CONF) as spark:
-        for table in W14.tables:
-            spark.read.parquet(os.path.join(args.data_dir, f"{table}.parquet")).createOrReplaceTempView(table)
+        register_parquet(spark, args.data_dir, W14.tables)
         stages = QueryStages(spark)
         walls, cpus, joins = [], [], []
         for run in range(args.runs):

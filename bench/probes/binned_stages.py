@@ -19,7 +19,7 @@ import time
 
 from bench import workloads as wl
 from bench.jvm_metrics import QueryStages
-from bench.local_spark import SPARK_CONF, local_spark
+from bench.local_spark import SPARK_CONF, local_spark, register_parquet
 
 QUERIES = {
     "between": "SELECT count(*) AS n, sum(p.id + i.id) AS ids FROM p_large p JOIN i_large i "
@@ -66,8 +66,7 @@ def main() -> None:
     conf = dict(SPARK_CONF)
     conf.update(wl.NO_BROADCAST)
     with local_spark("binned-stages", conf=conf) as spark:
-        for table in ("p_large", "i_large", "a_large"):
-            spark.read.parquet(os.path.join(args.data_dir, f"{table}.parquet")).createOrReplaceTempView(table)
+        register_parquet(spark, args.data_dir, ("p_large", "i_large", "a_large"))
         query_stages = QueryStages(spark)
         engines = {"rangejoin": ("true", QUERIES[args.query]), "stock shuffled hash join": ("false", REFERENCES[args.query])}
         runs = {name: [] for name in engines}

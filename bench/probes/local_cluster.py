@@ -20,6 +20,7 @@ from pyspark.sql import SparkSession
 
 import rangejoin
 from bench import workloads as wl
+from bench.local_spark import register_parquet
 
 QUERIES = {
     "W12 BETWEEN large": "SELECT count(*) AS n, sum(p.id + i.id) AS ids FROM p_large p JOIN i_large i "
@@ -57,8 +58,7 @@ def main() -> None:
     spark = rangejoin.configure(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     try:
-        for table in ("p_large", "i_large", "a_large"):
-            spark.read.parquet(os.path.join(args.data_dir, f"{table}.parquet")).createOrReplaceTempView(table)
+        register_parquet(spark, args.data_dir, ("p_large", "i_large", "a_large"))
         memories = spark.sparkContext._jsc.sc().getExecutorMemoryStatus()
         print(f"local-cluster[2,1,1024]: {memories.size()} block managers (driver and executors), "
               "spark.testing.memory 8 MB each")

@@ -14,7 +14,7 @@ import statistics
 import time
 
 from bench import workloads as wl
-from bench.local_spark import SPARK_CONF, local_spark
+from bench.local_spark import SPARK_CONF, local_spark, register_parquet
 
 QUERIES = {
     "scan": "SELECT count(*) FROM s3 WHERE k % 2 = 0",
@@ -33,8 +33,7 @@ def main() -> None:
     parser.add_argument("--data-dir", default=os.path.join(wl.DATA_ROOT, wl.scale_tag(1)))
     args = parser.parse_args()
     with local_spark("planning-cost", conf=SPARK_CONF) as spark:
-        for table in ("s3", "b3", "tr", "qu"):
-            spark.read.parquet(os.path.join(args.data_dir, f"{table}.parquet")).createOrReplaceTempView(table)
+        register_parquet(spark, args.data_dir, ("s3", "b3", "tr", "qu"))
         spark.conf.set("spark.sql.join.asofJoin.enabled", "true")
         times = {}
         for round_ in range(args.rounds):

@@ -16,7 +16,7 @@ import statistics
 import time
 
 from bench import workloads as wl
-from bench.local_spark import SPARK_CONF, local_spark
+from bench.local_spark import SPARK_CONF, local_spark, register_parquet
 from bench.probes.tiny_groups_after_others import TINY
 
 ENGINES = {"true": "rangejoin", "false": "stock"}
@@ -55,8 +55,7 @@ def main() -> None:
     parser.add_argument("--data-dir", default=os.path.join(wl.DATA_ROOT, wl.scale_tag(1)))
     args = parser.parse_args()
     with local_spark("tiny-groups-stages", conf=SPARK_CONF) as spark:
-        for table in ("cp", "ci"):
-            spark.read.parquet(os.path.join(args.data_dir, f"{table}.parquet")).createOrReplaceTempView(table)
+        register_parquet(spark, args.data_dir, ("cp", "ci"))
         samples = {engine: {} for engine in ENGINES}
         answers = {}
         for round_ in range(args.rounds + 2):  # two warm-up rounds

@@ -16,7 +16,7 @@ import time
 
 from bench import workloads as wl
 from bench.jvm_metrics import QueryStages, print_timeline
-from bench.local_spark import SPARK_CONF, local_spark
+from bench.local_spark import SPARK_CONF, local_spark, register_parquet
 from bench.probes.w3_build import QUERIES
 
 W3 = QUERIES["rangejoin W3"]
@@ -29,8 +29,7 @@ def main() -> None:
     parser.add_argument("--data-dir", default=os.path.join(wl.DATA_ROOT, wl.scale_tag(1)))
     args = parser.parse_args()
     with local_spark("w3-stages", conf=SPARK_CONF) as spark:
-        for table in ("s3", "b3"):
-            spark.read.parquet(os.path.join(args.data_dir, f"{table}.parquet")).createOrReplaceTempView(table)
+        register_parquet(spark, args.data_dir, ("s3", "b3"))
         stages = QueryStages(spark)
         walls = {"W3": [], "floor": []}
         cpus = {"W3": [], "floor": []}
